@@ -1,0 +1,233 @@
+#include "core/catalog.hpp"
+
+#include "core/error.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+
+namespace gesso {
+namespace json = boost::json;
+
+namespace {
+
+const std::vector<std::string> image_ratios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
+                                               "4:5", "5:4", "9:16", "16:9", "21:9"};
+const std::vector<std::string> video_ratios = {"16:9", "9:16"};
+
+model_spec image_model(std::string id, std::int64_t price) {
+  model_spec m;
+  m.id = std::move(id);
+  m.type = task_type::image;
+  m.price = price;
+  m.aspect_ratios = image_ratios;
+  m.default_aspect_ratio = "1:1";
+  m.max_input_images = 10;
+  m.deadline_seconds = 300;
+  return m;
+}
+
+model_spec video_model(std::string id, std::int64_t price, int duration) {
+  model_spec m;
+  m.id = std::move(id);
+  m.type = task_type::video;
+  m.price = price;
+  m.aspect_ratios = video_ratios;
+  m.default_aspect_ratio = "16:9";
+  m.max_input_images = 3;
+  m.duration_seconds = duration;
+  m.deadline_seconds = 900;
+  return m;
+}
+
+bool is_ratio_shaped(std::string_view r) {
+  const auto colon = r.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == r.size()) {
+    return false;
+  }
+  auto positive = [](std::string_view digits) {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    return ec == std::errc{} && end == digits.data() + digits.size() && value > 0 && value <= 100;
+  };
+  return positive(r.substr(0, colon)) && positive(r.substr(colon + 1));
+}
+
+using parse_result = checked<model_spec>;
+
+// Reads one model entry strictly: unknown keys and wrong types are errors.
+parse_result parse_model(const std::string& id, const json::value& v) {
+  const std::string where = "model \"" + id + "\": ";
+  if (!v.is_object()) {
+    return refusal{where + "must be an object"};
+  }
+  const auto& o = v.as_object();
+  const json::value* type_value = o.if_contains("task_type");
+  if (type_value == nullptr || !type_value->is_string()) {
+    return refusal{where + "\"task_type\" must be \"image\" or \"video\""};
+  }
+  const auto type = parse_task_type(type_value->as_string());
+  if (!type) {
+    return refusal{where + "\"task_type\" must be \"image\" or \"video\""};
+  }
+  model_spec m = *type == task_type::image ? image_model(id, 0) : video_model(id, 0, 5);
+  bool has_price = false;
+  for (const auto& [key, field] : o) {
+    auto integer = [&](std::int64_t lo, std::int64_t hi) -> checked<std::int64_t> {
+      if (!field.is_int64() || field.as_int64() < lo || field.as_int64() > hi) {
+        return refusal{where + "\"" + std::string(key) + "\" must be an integer from " + std::to_string(lo) +
+                       " to " + std::to_string(hi)};
+      }
+      return field.as_int64();
+    };
+    if (key == "task_type") {
+      continue;
+    }
+    if (key == "price") {
+      auto r = integer(0, 1'000'000'000);
+      if (!r) {
+        return r.error();
+      }
+      m.price = *r;
+      has_price = true;
+    } else if (key == "engine") {
+      if (!field.is_string() || field.as_string().empty()) {
+        return refusal{where + "\"engine\" must be a non-empty string"};
+      }
+      m.engine = std::string(field.as_string());
+    } else if (key == "engine_settings") {
+      if (!field.is_object()) {
+        return refusal{where + "\"engine_settings\" must be an object"};
+      }
+      m.engine_settings = json::serialize(field);
+    } else if (key == "aspect_ratios") {
+      if (!field.is_array() || field.as_array().empty()) {
+        return refusal{where + "\"aspect_ratios\" must be a non-empty array of \"W:H\" strings"};
+      }
+      m.aspect_ratios.clear();
+      for (const auto& r : field.as_array()) {
+        if (!r.is_string() || !is_ratio_shaped(r.as_string())) {
+          return refusal{where + "\"aspect_ratios\" must be a non-empty array of \"W:H\" strings"};
+        }
+        m.aspect_ratios.emplace_back(r.as_string());
+      }
+    } else if (key == "default_aspect_ratio") {
+      if (!field.is_string()) {
+        return refusal{where + "\"default_aspect_ratio\" must be a string"};
+      }
+      m.default_aspect_ratio = std::string(field.as_string());
+    } else if (key == "max_input_images") {
+      auto r = integer(0, 16);
+      if (!r) {
+        return r.error();
+      }
+      m.max_input_images = static_cast<std::size_t>(*r);
+    } else if (key == "duration_seconds") {
+      auto r = integer(1, 60);
+      if (!r) {
+        return r.error();
+      }
+      m.duration_seconds = static_cast<int>(*r);
+    } else if (key == "deadline_seconds") {
+      auto r = integer(1, 7 * 24 * 3600);
+      if (!r) {
+        return r.error();
+      }
+      m.deadline_seconds = static_cast<int>(*r);
+    } else if (key == "max_attempts") {
+      auto r = integer(1, 100);
+      if (!r) {
+        return r.error();
+      }
+      m.max_attempts = static_cast<int>(*r);
+    } else {
+      return refusal{where + "unknown field \"" + std::string(key) + "\""};
+    }
+  }
+  if (!has_price) {
+    return refusal{where + "\"price\" is required"};
+  }
+  if (m.type == task_type::image && o.contains("duration_seconds")) {
+    return refusal{where + "\"duration_seconds\" applies to video models only"};
+  }
+  if (m.type == task_type::image) {
+    m.duration_seconds = 0;
+  }
+  if (!m.allows_aspect_ratio(m.default_aspect_ratio)) {
+    return refusal{where + "\"default_aspect_ratio\" \"" + m.default_aspect_ratio +
+                   "\" is not in \"aspect_ratios\""};
+  }
+  return m;
+}
+
+}  // namespace
+
+bool model_spec::allows_aspect_ratio(std::string_view r) const {
+  return std::find(aspect_ratios.begin(), aspect_ratios.end(), r) != aspect_ratios.end();
+}
+
+catalog catalog::builtin() {
+  return catalog({
+      video_model("vendor1-flash", 20, 5),
+      video_model("vendor1-pro", 60, 8),
+      video_model("vendor2-2", 40, 5),
+      image_model("vendor3-image-2", 8),
+      image_model("vendor4-2", 6),
+  });
+}
+
+checked<catalog> catalog::parse(std::string_view json_text) {
+  boost::system::error_code ec;
+  const json::value root = json::parse(json_text, ec);
+  if (ec) {
+    return refusal{"catalog is not valid JSON: " + ec.message()};
+  }
+  const json::object* top = root.if_object();
+  const json::value* models = top != nullptr ? top->if_contains("models") : nullptr;
+  if (models == nullptr || !models->is_object() || models->as_object().empty() || top->size() != 1) {
+    return refusal{
+        std::string("catalog must be an object with one field, \"models\": a non-empty object of models")};
+  }
+  std::vector<model_spec> specs;
+  for (const auto& [id, entry] : models->as_object()) {
+    if (id.empty() || id.size() > 64 || id.find_first_of(" \t\r\n\"\\/") != std::string_view::npos) {
+      return refusal{"model id \"" + std::string(id) +
+                     "\" must be 1-64 characters without spaces, quotes or slashes"};
+    }
+    auto spec = parse_model(std::string(id), entry);
+    if (!spec) {
+      return spec.error();
+    }
+    specs.push_back(std::move(*spec));
+  }
+  return catalog(std::move(specs));
+}
+
+const model_spec* catalog::find(std::string_view id) const {
+  const auto it =
+      std::find_if(models_.begin(), models_.end(), [&](const model_spec& m) { return m.id == id; });
+  return it == models_.end() ? nullptr : &*it;
+}
+
+std::string catalog::id_list() const {
+  std::vector<std::string> ids;
+  ids.reserve(models_.size());
+  for (const auto& m : models_) {
+    ids.push_back(m.id);
+  }
+  return join(ids);
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) {
+      out += separator;
+    }
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace gesso

@@ -1,0 +1,56 @@
+#pragma once
+// The model catalog: which model ids exist, what they cost, what they accept and which engine runs them.
+
+#include "core/error.hpp"
+#include "core/task.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gesso {
+
+/// Everything the service knows about one model_id.
+struct model_spec {
+  std::string id;
+  task_type type = task_type::image;
+  std::string engine = "builtin";      ///< which engine runs it
+  std::string engine_settings = "{}";  ///< JSON object handed to that engine as it is
+  std::int64_t price = 0;              ///< credits charged at create
+  std::vector<std::string> aspect_ratios;
+  std::string default_aspect_ratio;
+  std::size_t max_input_images = 0;
+  int duration_seconds = 0;  ///< video length; 0 for image models
+  int deadline_seconds = 0;  ///< create → final, after which the task fails and is refunded
+  int max_attempts = 3;      ///< claims before the task fails and is refunded
+
+  bool allows_aspect_ratio(std::string_view r) const;
+};
+
+/// An immutable set of models, looked up by id.
+class catalog {
+ public:
+  /// The five models of the API specification with Gesso's documented defaults (docs/models.md).
+  static catalog builtin();
+
+  /// Parses a catalog file (docs/models.md); the error names the offending model and field.
+  static checked<catalog> parse(std::string_view json_text);
+
+  /// The model with this id, or nullptr.
+  const model_spec* find(std::string_view id) const;
+
+  const std::vector<model_spec>& models() const { return models_; }
+
+  /// "a, b, c": the ids in catalog order, for error messages.
+  std::string id_list() const;
+
+ private:
+  explicit catalog(std::vector<model_spec> models) : models_(std::move(models)) {}
+  std::vector<model_spec> models_;
+};
+
+/// "a, b, c".
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+}  // namespace gesso

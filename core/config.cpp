@@ -1,0 +1,148 @@
+#include "core/config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+#include <string_view>
+
+namespace gesso {
+namespace {
+
+using config_result = checked<config>;
+
+constexpr std::array<std::string_view, 14> known_names = {
+    "GESSO_DATABASE_URL",
+    "GESSO_LISTEN",
+    "GESSO_IO_THREADS",
+    "GESSO_DB_POOL_SIZE",
+    "GESSO_DB_QUEUE_LIMIT",
+    "GESSO_DB_CONNECT_TIMEOUT_MS",
+    "GESSO_DB_STATEMENT_TIMEOUT_MS",
+    "GESSO_IDLE_TIMEOUT_MS",
+    "GESSO_READ_TIMEOUT_MS",
+    "GESSO_WRITE_TIMEOUT_MS",
+    "GESSO_MAX_BODY_BYTES",
+    "GESSO_MAX_HEADER_BYTES",
+    "GESSO_CATALOG",
+    "GESSO_LOG_LEVEL",
+};
+
+// Parses a whole decimal integer in [lo, hi] or explains what is wrong with it.
+checked<std::int64_t> integer(std::string_view name, std::string_view text, std::int64_t lo,
+                              std::int64_t hi) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < lo || value > hi) {
+    return refusal{std::string(name) + "=" + std::string(text) + ": expected a whole number from " +
+                   std::to_string(lo) + " to " + std::to_string(hi)};
+  }
+  return value;
+}
+
+checked<void> parse_listen(std::string_view text, config& c) {
+  const std::string bad =
+      "GESSO_LISTEN=" + std::string(text) + ": expected host:port, e.g. 0.0.0.0:8080 or [::1]:0";
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return refusal{bad};
+  }
+  std::string_view host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.back() != ']' || host.size() < 3) {
+      return refusal{bad};
+    }
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return refusal{bad};
+  }
+  auto port = integer("GESSO_LISTEN port", text.substr(colon + 1), 0, 65535);
+  if (!port) {
+    return refusal{bad};
+  }
+  c.listen_host = std::string(host);
+  c.listen_port = static_cast<std::uint16_t>(*port);
+  return {};
+}
+
+}  // namespace
+
+config_result load_config(std::span<const char* const> environment) {
+  std::map<std::string, std::string, std::less<>> vars;
+  for (const char* entry : environment) {
+    if (entry == nullptr) {
+      continue;
+    }
+    const std::string_view e(entry);
+    if (!e.starts_with("GESSO_")) {
+      continue;
+    }
+    const auto eq = e.find('=');
+    const std::string_view name = e.substr(0, eq);
+    if (std::find(known_names.begin(), known_names.end(), name) == known_names.end()) {
+      return refusal{"unknown setting " + std::string(name) +
+                     " (see docs/configuration.md for the GESSO_* variables)"};
+    }
+    vars.emplace(std::string(name), eq == std::string_view::npos ? "" : std::string(e.substr(eq + 1)));
+  }
+
+  config c;
+  auto text = [&](std::string_view name) -> const std::string* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : &it->second;
+  };
+  auto read_int = [&](std::string_view name, auto& field, std::int64_t lo, std::int64_t hi) -> std::string {
+    if (const std::string* v = text(name)) {
+      auto r = integer(name, *v, lo, hi);
+      if (!r) {
+        return r.error().reason;
+      }
+      field = static_cast<std::remove_reference_t<decltype(field)>>(*r);
+    }
+    return {};
+  };
+  auto read_ms = [&](std::string_view name, std::chrono::milliseconds& field, std::int64_t lo,
+                     std::int64_t hi) -> std::string {
+    std::int64_t ms = field.count();
+    std::string error = read_int(name, ms, lo, hi);
+    field = std::chrono::milliseconds(ms);
+    return error;
+  };
+
+  if (const std::string* v = text("GESSO_DATABASE_URL")) {
+    c.database_url = *v;
+  }
+  if (const std::string* v = text("GESSO_LISTEN")) {
+    if (auto r = parse_listen(*v, c); !r) {
+      return r.error();
+    }
+  }
+  for (const std::string& error : {
+           read_int("GESSO_IO_THREADS", c.io_threads, 0, 256),
+           read_int("GESSO_DB_POOL_SIZE", c.db_pool_size, 1, 1024),
+           read_int("GESSO_DB_QUEUE_LIMIT", c.db_queue_limit, 0, 1'000'000),
+           read_ms("GESSO_DB_CONNECT_TIMEOUT_MS", c.db_connect_timeout, 1000, 600'000),
+           read_ms("GESSO_DB_STATEMENT_TIMEOUT_MS", c.db_statement_timeout, 100, 3'600'000),
+           read_ms("GESSO_IDLE_TIMEOUT_MS", c.idle_timeout, 100, 3'600'000),
+           read_ms("GESSO_READ_TIMEOUT_MS", c.read_timeout, 100, 3'600'000),
+           read_ms("GESSO_WRITE_TIMEOUT_MS", c.write_timeout, 100, 3'600'000),
+           read_int("GESSO_MAX_BODY_BYTES", c.max_body_bytes, 1024, 1024LL * 1024 * 1024),
+           read_int("GESSO_MAX_HEADER_BYTES", c.max_header_bytes, 1024, 1024 * 1024),
+       }) {
+    if (!error.empty()) {
+      return refusal{error};
+    }
+  }
+  if (const std::string* v = text("GESSO_CATALOG")) {
+    c.catalog_path = *v;
+  }
+  if (const std::string* v = text("GESSO_LOG_LEVEL")) {
+    if (*v != "debug" && *v != "info" && *v != "warn" && *v != "error") {
+      return refusal{"GESSO_LOG_LEVEL=" + *v + ": expected debug, info, warn or error"};
+    }
+    c.log_level = *v;
+  }
+  return c;
+}
+
+}  // namespace gesso

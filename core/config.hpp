@@ -1,0 +1,36 @@
+#pragma once
+// The one typed configuration of every Gesso process, read from GESSO_* environment variables.
+
+#include "core/error.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace gesso {
+
+/// Every setting, with its default; docs/configuration.md lists them.
+struct config {
+  std::string database_url;  ///< GESSO_DATABASE_URL: libpq connection string or URI
+  std::string listen_host = "0.0.0.0";
+  std::uint16_t listen_port = 8080;                    ///< GESSO_LISTEN "host:port"; port 0 picks a free port
+  int io_threads = 0;                                  ///< GESSO_IO_THREADS; 0 = one per core
+  int db_pool_size = 16;                               ///< GESSO_DB_POOL_SIZE: connections = database threads
+  int db_queue_limit = 256;                            ///< GESSO_DB_QUEUE_LIMIT: waiting requests before 503
+  std::chrono::milliseconds db_connect_timeout{3000};  ///< GESSO_DB_CONNECT_TIMEOUT_MS
+  std::chrono::milliseconds db_statement_timeout{5000};  ///< GESSO_DB_STATEMENT_TIMEOUT_MS
+  std::chrono::milliseconds idle_timeout{60000};         ///< GESSO_IDLE_TIMEOUT_MS: keep-alive wait
+  std::chrono::milliseconds read_timeout{30000};         ///< GESSO_READ_TIMEOUT_MS: one whole request
+  std::chrono::milliseconds write_timeout{30000};        ///< GESSO_WRITE_TIMEOUT_MS: one whole response
+  std::size_t max_body_bytes = 8 * 1024 * 1024;          ///< GESSO_MAX_BODY_BYTES
+  std::size_t max_header_bytes = 16 * 1024;              ///< GESSO_MAX_HEADER_BYTES
+  std::string catalog_path;                              ///< GESSO_CATALOG: model catalog file
+  std::string log_level = "info";                        ///< GESSO_LOG_LEVEL: debug, info, warn, error
+};
+
+/// Reads the configuration from `environment` ("NAME=value" entries, as in `environ`). Unknown GESSO_*
+/// names and bad values are errors, given as one line that names the variable.
+checked<config> load_config(std::span<const char* const> environment);
+
+}  // namespace gesso

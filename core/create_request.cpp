@@ -1,0 +1,243 @@
+#include "core/create_request.hpp"
+
+#include "core/utf8.hpp"
+
+#include <boost/json.hpp>
+#include <boost/url/parse.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace gesso {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 4> accepted_fields = {"model_id", "prompt", "image_urls",
+                                                             "aspect_ratio"};
+
+std::string_view kind_of(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      return "a number";
+    case json::kind::string:
+      return "a string";
+    case json::kind::array:
+      return "an array";
+    case json::kind::object:
+      return "an object";
+  }
+  return "a value";
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// Field names in messages are quoted as JSON would; a name that is not printable ASCII is described.
+std::string quoted_name(std::string_view name) {
+  const bool printable = name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+                           return c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+                         });
+  return printable ? "\"" + std::string(name) + "\"" : json::serialize(json::string(name.substr(0, 64)));
+}
+
+std::string unknown_field_message(std::string_view name) {
+  std::string message = "unknown field " + quoted_name(name);
+  for (const auto field : accepted_fields) {
+    if (edit_distance(name, field) <= 2) {
+      message += " (did you mean \"" + std::string(field) + "\"?)";
+      break;
+    }
+  }
+  return message + "; accepted fields are model_id, prompt, image_urls, aspect_ratio";
+}
+
+problem invalid(std::string message) {
+  return fail(errc::invalid_field, std::move(message));
+}
+
+problem wrong_type(std::string_view field, std::string_view expected, const json::value& got) {
+  return invalid("field \"" + std::string(field) + "\" must be " + std::string(expected) + ", not " +
+                 std::string(kind_of(got)));
+}
+
+bool iequals_prefix(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
+}
+
+std::string check_data_url(std::string_view url) {
+  static constexpr std::array<std::string_view, 3> types = {
+      "data:image/png;base64,", "data:image/jpeg;base64,", "data:image/webp;base64,"};
+  const auto type =
+      std::find_if(types.begin(), types.end(), [&](std::string_view t) { return iequals_prefix(url, t); });
+  if (type == types.end()) {
+    return "is a data: URL that is not data:image/png, data:image/jpeg or data:image/webp with ;base64";
+  }
+  const std::string_view payload = url.substr(type->size());
+  if (payload.empty()) {
+    return "is a data: URL with no image data";
+  }
+  const std::size_t padding = payload.size() - payload.find_last_not_of('=') - 1;
+  const std::string_view body = payload.substr(0, payload.size() - padding);
+  const bool alphabet_ok = std::all_of(body.begin(), body.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '/';
+  });
+  if (!alphabet_ok || padding > 2 || payload.size() % 4 != 0) {
+    return "is a data: URL whose payload is not valid base64";
+  }
+  if (payload.size() / 4 * 3 - padding > create_limits::max_data_url_image_bytes) {
+    return "is a data: URL larger than " + std::to_string(create_limits::max_data_url_image_bytes) +
+           " bytes of image";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string check_image_url(std::string_view url) {
+  if (iequals_prefix(url, "data:")) {
+    return check_data_url(url);
+  }
+  if (url.size() > create_limits::max_url_length) {
+    return "is longer than " + std::to_string(create_limits::max_url_length) + " characters";
+  }
+  const auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed) {
+    return "is not a valid absolute URL";
+  }
+  const auto scheme = parsed->scheme_id();
+  if (scheme != boost::urls::scheme::http && scheme != boost::urls::scheme::https) {
+    return "must use http or https (or be a data:image URL)";
+  }
+  if (!parsed->has_authority() || parsed->encoded_host().empty()) {
+    return "has no host";
+  }
+  return {};
+}
+
+outcome<create_request> parse_create_request(std::string_view body, const catalog& models) {
+  if (const auto bad = utf8::first_invalid_byte(body)) {
+    return fail(errc::invalid_json, "request body is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
+  }
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return fail(errc::invalid_json, "request body is empty; expected a JSON object");
+  }
+  json::stream_parser parser;
+  boost::system::error_code ec;
+  const std::size_t consumed = parser.write(body.data(), body.size(), ec);
+  if (!ec) {
+    parser.finish(ec);
+  }
+  if (ec) {
+    return fail(errc::invalid_json, "request body is not valid JSON: " + ec.message() + " (near byte " +
+                                        std::to_string(consumed) + ")");
+  }
+  const json::value root = parser.release();
+  const json::object* object = root.if_object();
+  if (object == nullptr) {
+    return fail(errc::invalid_json, "request body must be a JSON object, not " + std::string(kind_of(root)));
+  }
+  for (const auto& [key, value] : *object) {
+    if (std::find(accepted_fields.begin(), accepted_fields.end(), key) == accepted_fields.end()) {
+      return invalid(unknown_field_message(key));
+    }
+  }
+
+  create_request request;
+  const json::value* model_id = object->if_contains("model_id");
+  if (model_id == nullptr) {
+    return invalid("missing required field \"model_id\"; available models: " + models.id_list());
+  }
+  if (!model_id->is_string()) {
+    return wrong_type("model_id", "a string", *model_id);
+  }
+  request.model = models.find(model_id->as_string());
+  if (request.model == nullptr) {
+    return fail(errc::unknown_model, "unknown model_id " + quoted_name(model_id->as_string()) +
+                                         "; available models: " + models.id_list());
+  }
+
+  const json::value* prompt = object->if_contains("prompt");
+  if (prompt == nullptr) {
+    return invalid("missing required field \"prompt\"");
+  }
+  if (!prompt->is_string()) {
+    return wrong_type("prompt", "a string", *prompt);
+  }
+  const std::string_view raw_prompt = prompt->as_string();
+  if (raw_prompt.find('\0') != std::string_view::npos) {
+    return invalid("field \"prompt\" must not contain NUL characters");
+  }
+  const std::string_view trimmed = utf8::trim_space(raw_prompt);
+  if (trimmed.empty()) {
+    return invalid("field \"prompt\" must not be empty or only whitespace");
+  }
+  if (const auto length = utf8::count_code_points(trimmed); length > create_limits::max_prompt_code_points) {
+    return invalid("field \"prompt\" is " + std::to_string(length) + " characters long; the maximum is " +
+                   std::to_string(create_limits::max_prompt_code_points));
+  }
+  request.prompt = std::string(trimmed);
+
+  const model_spec& model = *request.model;
+  request.aspect_ratio = model.default_aspect_ratio;
+  if (const json::value* ratio = object->if_contains("aspect_ratio")) {
+    if (!ratio->is_string()) {
+      return wrong_type("aspect_ratio", "a string such as \"" + model.default_aspect_ratio + "\"", *ratio);
+    }
+    if (!model.allows_aspect_ratio(ratio->as_string())) {
+      return invalid("aspect_ratio " + quoted_name(ratio->as_string()) + " is not supported by " + model.id +
+                     "; allowed values: " + join(model.aspect_ratios));
+    }
+    request.aspect_ratio = std::string(ratio->as_string());
+  }
+
+  if (const json::value* urls = object->if_contains("image_urls")) {
+    if (!urls->is_array()) {
+      return wrong_type("image_urls", "an array of URL strings", *urls);
+    }
+    const json::array& list = urls->as_array();
+    if (list.size() > model.max_input_images) {
+      return invalid("field \"image_urls\" has " + std::to_string(list.size()) + " entries; " + model.id +
+                     " accepts at most " + std::to_string(model.max_input_images));
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string where = "image_urls[" + std::to_string(i) + "]";
+      if (!list[i].is_string()) {
+        return invalid(where + " must be a URL string, not " + std::string(kind_of(list[i])));
+      }
+      const std::string_view url = list[i].as_string();
+      if (url.find('\0') != std::string_view::npos) {
+        return invalid(where + " must not contain NUL characters");
+      }
+      if (const std::string reason = check_image_url(url); !reason.empty()) {
+        return invalid(where + " " + reason);
+      }
+      request.image_urls.emplace_back(url);
+    }
+  }
+  return request;
+}
+
+}  // namespace gesso

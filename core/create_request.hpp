@@ -1,0 +1,36 @@
+#pragma once
+// The create-task request body: parsed and validated without touching the database.
+
+#include "core/catalog.hpp"
+#include "core/error.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gesso {
+
+/// Limits on a create request that are the same for every model (docs/api.md).
+struct create_limits {
+  static constexpr std::size_t max_prompt_code_points = 5000;
+  static constexpr std::size_t max_url_length = 2048;
+  static constexpr std::size_t max_data_url_image_bytes = 10 * 1024 * 1024;
+};
+
+/// A create request that passed validation; aspect_ratio holds the model's default when omitted.
+struct create_request {
+  const model_spec* model = nullptr;
+  std::string prompt;
+  std::string aspect_ratio;
+  std::vector<std::string> image_urls;
+};
+
+/// Parses and validates a create body against the catalog. A failure is errc::invalid_json,
+/// errc::invalid_field or errc::unknown_model with a message naming the problem.
+outcome<create_request> parse_create_request(std::string_view body, const catalog& models);
+
+/// Checks one image_urls entry: an http(s) URL or a base64 data: URL of a PNG, JPEG or WebP image.
+/// Returns an empty string when it is acceptable, otherwise the reason.
+std::string check_image_url(std::string_view url);
+
+}  // namespace gesso

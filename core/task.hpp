@@ -1,0 +1,46 @@
+#pragma once
+// The task as the API sees it: its states, its kinds, and the fields a query returns.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gesso {
+
+/// The API's task_status values (API-SPEC §3).
+enum class task_status : int { queued = 1, running = 2, succeeded = 3, failed = 4 };
+
+/// Whether a status is final (3 or 4): polling stops there.
+constexpr bool is_final(task_status s) {
+  return s == task_status::succeeded || s == task_status::failed;
+}
+
+/// The kind of output a model produces (API-SPEC §2: task_type).
+enum class task_type { image, video };
+
+/// The wire name of a task type: "image" or "video".
+constexpr std::string_view to_string(task_type t) {
+  return t == task_type::image ? "image" : "video";
+}
+
+/// Parses "image" / "video".
+std::optional<task_type> parse_task_type(std::string_view s);
+
+/// A task as stored, with what the query endpoint needs. Media fields hold store object keys,
+/// not URLs: URLs are signed when a response is rendered.
+struct task_record {
+  std::string id;
+  std::int64_t account_id = 0;
+  std::string model_id;
+  task_type type = task_type::image;
+  task_status status = task_status::queued;
+  std::int64_t credits = 0;
+  std::int64_t created_at = 0;  ///< Unix seconds
+  std::optional<std::string> image_object;
+  std::optional<std::string> video_object;
+  std::optional<std::string> audio_object;
+  std::optional<std::string> error;
+};
+
+}  // namespace gesso

@@ -1,0 +1,177 @@
+#include "server/api_handlers.hpp"
+
+#include "core/create_request.hpp"
+#include "core/ids.hpp"
+#include "server/api_response.hpp"
+#include "storage/tasks.hpp"
+
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/json.hpp>
+
+namespace gesso::server {
+namespace json = boost::json;
+using boost::asio::awaitable;
+
+namespace {
+
+constexpr std::string_view create_path = "/api/v1/tasks/create";
+constexpr std::string_view task_prefix = "/api/v1/tasks/";
+
+// The API key from "Authorization: Bearer sk-…", checked for shape only (no database).
+outcome<std::string> bearer_key(const request& req) {
+  const auto header = req.find(http::field::authorization);
+  if (header == req.end()) {
+    return fail(errc::unauthorized, "missing Authorization header; send \"Authorization: Bearer sk-...\"");
+  }
+  const std::string_view value = header->value();
+  constexpr std::string_view scheme = "bearer ";
+  if (value.size() < scheme.size() || !boost::algorithm::iequals(value.substr(0, scheme.size()), scheme)) {
+    return fail(errc::unauthorized, "the Authorization header must use the Bearer scheme: \"Bearer sk-...\"");
+  }
+  std::string_view key = value.substr(scheme.size());
+  while (!key.empty() && key.front() == ' ') {
+    key.remove_prefix(1);
+  }
+  while (!key.empty() && key.back() == ' ') {
+    key.remove_suffix(1);
+  }
+  if (!is_api_key_shaped(key)) {
+    return fail(errc::unauthorized,
+                "malformed API key: keys start with \"sk-\" followed by letters and digits");
+  }
+  return std::string(key);
+}
+
+bool is_json_content(const request& req) {
+  const auto header = req.find(http::field::content_type);
+  if (header == req.end()) {
+    return false;
+  }
+  std::string_view type = header->value();
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') {
+    type.remove_suffix(1);
+  }
+  return boost::algorithm::iequals(type, "application/json");
+}
+
+response method_not_allowed(http::verb allowed, std::string_view request_id) {
+  response res = problem_response({errc::method_not_allowed, "method not allowed; this endpoint accepts " +
+                                                                 std::string(to_string(allowed))},
+                                  request_id);
+  res.set(http::field::allow, to_string(allowed));
+  return res;
+}
+
+json::value task_json(const task_record& t) {
+  // Output URLs are filled by the media store once a worker has produced them (docs/api.md).
+  return json::object{
+      {"task_id", t.id},
+      {"task_status", static_cast<int>(t.status)},
+      {"task_type", to_string(t.type)},
+      {"model_id", t.model_id},
+      {"image_url", nullptr},
+      {"video_url", nullptr},
+      {"audio_url", nullptr},
+      {"credits", t.credits},
+      {"created_at", t.created_at},
+  };
+}
+
+awaitable<response> create_task(api_context* ctx, exchange* ex) {
+  const request& req = ex->req;
+  const std::string& request_id = ex->request_id;
+  auto key = bearer_key(req);
+  if (!key) {
+    co_return problem_response(key.error(), request_id);
+  }
+  if (!is_json_content(req)) {
+    co_return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
+                               request_id);
+  }
+  auto parsed = parse_create_request(req.body(), *ctx->models);
+  if (!parsed) {
+    co_return problem_response(parsed.error(), request_id);
+  }
+  const std::string key_hash = hash_api_key(*key);
+  const std::string task_id = new_task_id();
+  storage::connection_pool* database = ctx->database;
+  const create_request& create = *parsed;
+  auto work = [database, &key_hash, &create, &task_id, &request_id] {
+    return storage::create_task(*database, key_hash, create, task_id, request_id);
+  };
+  const outcome<storage::created_task> created = co_await ctx->db->run(std::move(work));
+  if (!created) {
+    co_return problem_response(created.error(), request_id);
+  }
+  co_return success_response(
+      create_success_message,
+      json::object{{"task_id", created->id}, {"request_id", request_id}, {"credits", created->credits}},
+      request_id);
+}
+
+awaitable<response> query_task(api_context* ctx, exchange* ex, std::string_view task_id) {
+  const request& req = ex->req;
+  const std::string& request_id = ex->request_id;
+  auto key = bearer_key(req);
+  if (!key) {
+    co_return problem_response(key.error(), request_id);
+  }
+  const std::string key_hash = hash_api_key(*key);
+  storage::connection_pool* database = ctx->database;
+  if (!is_task_id(task_id)) {
+    // Not an id we could have issued: authenticate, then answer exactly as for an unknown id.
+    auto work = [database, &key_hash] { return storage::authenticate(*database, key_hash); };
+    const outcome<std::int64_t> account = co_await ctx->db->run(std::move(work));
+    co_return account ? problem_response({errc::not_found, "task not found"}, request_id)
+                      : problem_response(account.error(), request_id);
+  }
+  auto work = [database, &key_hash, task_id] { return storage::find_task(*database, key_hash, task_id); };
+  const outcome<task_record> task = co_await ctx->db->run(std::move(work));
+  if (!task) {
+    co_return problem_response(task.error(), request_id);
+  }
+  co_return success_response("ok", task_json(*task), request_id);
+}
+
+awaitable<response> route(api_context* ctx, exchange* ex) {
+  const request& req = ex->req;
+  const std::string& request_id = ex->request_id;
+  const std::string_view target = req.target();
+  const std::string path(target.substr(0, target.find('?')));
+  if (path == create_path) {
+    if (req.method() != http::verb::post) {
+      co_return method_not_allowed(http::verb::post, request_id);
+    }
+    co_return co_await create_task(ctx, ex);
+  }
+  if (path.starts_with(task_prefix) && path.size() > task_prefix.size() &&
+      path.find('/', task_prefix.size()) == std::string::npos) {
+    if (req.method() != http::verb::get) {
+      co_return method_not_allowed(http::verb::get, request_id);
+    }
+    const std::string_view task_id = target.substr(task_prefix.size(), path.size() - task_prefix.size());
+    co_return co_await query_task(ctx, ex, task_id);
+  }
+  if (path == "/healthz") {
+    co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);
+  }
+  co_return problem_response({errc::not_found,
+                              "no such endpoint; the API is POST /api/v1/tasks/create and "
+                              "GET /api/v1/tasks/{task_id}"},
+                             request_id);
+}
+
+}  // namespace
+
+awaitable<response> handle_request(api_context* ctx, exchange* ex) {
+  std::exception_ptr failure;
+  try {
+    co_return co_await route(ctx, ex);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_return exception_response(failure, ex->request_id);
+}
+
+}  // namespace gesso::server

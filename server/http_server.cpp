@@ -1,0 +1,266 @@
+#include "server/http_server.hpp"
+
+#include "core/ids.hpp"
+#include "server/api_response.hpp"
+#include "server/log.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <iostream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace gesso::server {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using asio::ip::tcp;
+using tuple_awaitable = asio::as_tuple_t<asio::use_awaitable_t<>>;
+constexpr tuple_awaitable as_tuple_awaitable{};
+
+namespace {
+
+struct connection {
+  explicit connection(tcp::socket socket) : stream(std::move(socket)) {}
+  beast::tcp_stream stream;
+  bool idle = true;  ///< waiting for the first byte of a request; touched only on the strand
+};
+
+bool expects_continue(const http::request_parser<http::string_body>& parser) {
+  const auto& header = parser.get();
+  const auto it = header.find(http::field::expect);
+  return it != header.end() && beast::iequals(it->value(), "100-continue");
+}
+
+}  // namespace
+
+struct http_server::impl {
+  http_settings settings;
+  api_context api;
+  asio::io_context ioc;
+  tcp::acceptor acceptor{asio::make_strand(ioc)};
+  asio::signal_set signals{ioc, SIGTERM, SIGINT};
+  std::atomic<bool> draining{false};
+  std::mutex registry_mutex;
+  std::unordered_map<std::uint64_t, std::weak_ptr<connection>> registry;
+  std::uint64_t next_id = 0;
+
+  std::uint64_t enroll(const std::shared_ptr<connection>& c) {
+    std::lock_guard lock(registry_mutex);
+    registry.emplace(++next_id, c);
+    return next_id;
+  }
+
+  void withdraw(std::uint64_t id) {
+    std::lock_guard lock(registry_mutex);
+    registry.erase(id);
+  }
+
+  void begin_drain(int signal) {
+    draining = true;
+    log::write(log::level::info, "draining", {{"signal", signal}});
+    asio::post(acceptor.get_executor(), [this] {
+      boost::system::error_code ignored;
+      acceptor.close(ignored);
+    });
+    std::lock_guard lock(registry_mutex);
+    for (const auto& [id, weak] : registry) {
+      if (auto c = weak.lock()) {
+        asio::post(c->stream.get_executor(), [c] {
+          if (c->idle) {
+            c->stream.cancel();
+          }
+        });
+      }
+    }
+  }
+};
+
+namespace {
+
+// Reads one request into ex->req. Returns a response when the request must be refused (the
+// connection closes after it), or nullopt; sets *quit when the connection should close silently.
+asio::awaitable<std::optional<response>> read_request(http_server::impl* s, connection* c,
+                                                      beast::flat_buffer* buffer, exchange* ex, bool* quit) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(s->settings.max_header_bytes));
+  parser.body_limit(s->settings.max_body_bytes);
+  c->stream.expires_after(s->settings.read_timeout);
+  auto [ec, n] = co_await http::async_read_header(c->stream, *buffer, parser, as_tuple_awaitable);
+  if (!ec && expects_continue(parser)) {
+    http::response<http::empty_body> proceed(http::status::continue_, 11);
+    auto [wec, wn] = co_await http::async_write(c->stream, proceed, as_tuple_awaitable);
+    ec = wec;
+  }
+  if (!ec && !parser.is_done()) {
+    auto [bec, bn] = co_await http::async_read(c->stream, *buffer, parser, as_tuple_awaitable);
+    ec = bec;
+  }
+  if (ec == http::error::body_limit) {
+    co_return problem_response(
+        {errc::payload_too_large,
+         "request body is larger than the limit of " + std::to_string(s->settings.max_body_bytes) + " bytes"},
+        ex->request_id);
+  }
+  if (ec == http::error::header_limit) {
+    co_return problem_response(
+        {errc::header_too_large, "request headers are larger than the limit of " +
+                                     std::to_string(s->settings.max_header_bytes) + " bytes"},
+        ex->request_id);
+  }
+  if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+      ec == asio::error::operation_aborted || ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == http::error::partial_message) {
+    *quit = true;
+    co_return std::nullopt;
+  }
+  if (ec) {
+    co_return problem_response({errc::invalid_json, "malformed HTTP request: " + ec.message()},
+                               ex->request_id);
+  }
+  ex->req = parser.release();
+  co_return std::nullopt;
+}
+
+asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c, std::uint64_t id) {
+  beast::flat_buffer buffer;
+  while (!s->draining) {
+    c->idle = true;
+    if (buffer.size() == 0) {
+      c->stream.expires_after(s->settings.idle_timeout);
+      auto [ec, n] = co_await c->stream.async_read_some(buffer.prepare(4096), as_tuple_awaitable);
+      if (ec) {
+        break;
+      }
+      buffer.commit(n);
+    }
+    c->idle = false;
+    const auto started = std::chrono::steady_clock::now();
+    exchange ex;
+    ex.request_id = new_request_id();
+    bool quit = false;
+    std::optional<response> refused = co_await read_request(s, c.get(), &buffer, &ex, &quit);
+    if (quit) {
+      break;
+    }
+    const bool keep_alive = !refused && ex.req.keep_alive() && !s->draining;
+    // No co_await inside a conditional expression: g++ 12 miscompiles the temporaries it creates.
+    response res;
+    if (refused) {
+      res = std::move(*refused);
+    } else {
+      res = co_await handle_request(&s->api, &ex);
+    }
+    res.version(refused ? 11 : ex.req.version());
+    res.keep_alive(keep_alive);
+    c->stream.expires_after(s->settings.write_timeout);
+    auto [wec, wn] = co_await http::async_write(c->stream, res, as_tuple_awaitable);
+    if (log::enabled(log::level::info)) {
+      const auto micros =
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+              .count();
+      log::write(log::level::info, "request",
+                 {{"request_id", ex.request_id},
+                  {"method", refused ? "-" : std::string(ex.req.method_string())},
+                  {"path", refused ? "-" : log::printable(ex.req.target())},
+                  {"status", res.result_int()},
+                  {"duration_us", micros}});
+    }
+    if (wec || !keep_alive) {
+      break;
+    }
+  }
+  boost::system::error_code ignored;
+  c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  c->stream.close();
+  s->withdraw(id);
+}
+
+asio::awaitable<void> accept_loop(http_server::impl* s) {
+  asio::steady_timer backoff(s->acceptor.get_executor());
+  while (s->acceptor.is_open()) {
+    auto [ec, socket] = co_await s->acceptor.async_accept(asio::make_strand(s->ioc), as_tuple_awaitable);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !s->acceptor.is_open()) {
+        break;
+      }
+      // Out of descriptors or a transient network error: pause instead of spinning.
+      log::write(log::level::warn, "accept_failed", {{"reason", ec.message()}});
+      backoff.expires_after(std::chrono::milliseconds(50));
+      std::tuple<boost::system::error_code> waited = co_await backoff.async_wait(as_tuple_awaitable);
+      static_cast<void>(waited);  // a cancelled pause just retries sooner
+      continue;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    auto c = std::make_shared<connection>(tcp::socket(std::move(socket)));
+    const std::uint64_t id = s->enroll(c);
+    asio::co_spawn(c->stream.get_executor(), serve(s, c, id), asio::detached);
+  }
+}
+
+tcp::endpoint resolve_listen_address(asio::io_context& ioc, const std::string& host, std::uint16_t port) {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (!ec) {
+    return {address, port};
+  }
+  tcp::resolver resolver(ioc);
+  const auto results = resolver.resolve(host, std::to_string(port));
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
+http_server::http_server(http_settings settings, api_context api) : impl_(std::make_unique<impl>()) {
+  impl_->settings = std::move(settings);
+  impl_->api = api;
+}
+
+http_server::~http_server() = default;
+
+void http_server::run() {
+  impl& s = *impl_;
+  const tcp::endpoint endpoint = resolve_listen_address(s.ioc, s.settings.host, s.settings.port);
+  s.acceptor.open(endpoint.protocol());
+  s.acceptor.set_option(asio::socket_base::reuse_address(true));
+  s.acceptor.bind(endpoint);
+  s.acceptor.listen(asio::socket_base::max_listen_connections);
+  const tcp::endpoint bound = s.acceptor.local_endpoint();
+  const std::string host =
+      bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  std::cout << "gesso-server listening on http://" << host << ":" << bound.port() << std::endl;
+  log::write(log::level::info, "listening", {{"address", host + ":" + std::to_string(bound.port())}});
+
+  s.signals.async_wait([&s](const boost::system::error_code& ec, int signal) {
+    if (!ec) {
+      s.begin_drain(signal);
+    }
+  });
+  asio::co_spawn(s.acceptor.get_executor(), accept_loop(&s), asio::detached);
+
+  std::vector<std::thread> threads;
+  for (int i = 1; i < s.settings.io_threads; ++i) {
+    threads.emplace_back([&s] { s.ioc.run(); });
+  }
+  s.ioc.run();
+  for (auto& t : threads) {
+    t.join();
+  }
+  log::write(log::level::info, "stopped", {});
+}
+
+}  // namespace gesso::server

@@ -1,0 +1,45 @@
+#pragma once
+// The Beast HTTP/1.1 frontend: accepts connections, reads requests under timeouts and limits,
+// hands each to the API, and drains gracefully on SIGTERM or SIGINT.
+
+#include "server/api_handlers.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace gesso::server {
+
+/// How the frontend listens and protects itself.
+struct http_settings {
+  std::string host = "0.0.0.0";
+  std::uint16_t port = 8080;  ///< 0 picks a free port
+  int io_threads = 1;
+  std::chrono::milliseconds idle_timeout{60000};
+  std::chrono::milliseconds read_timeout{30000};
+  std::chrono::milliseconds write_timeout{30000};
+  std::size_t max_body_bytes = 8 * 1024 * 1024;
+  std::size_t max_header_bytes = 16 * 1024;
+};
+
+class http_server {
+ public:
+  http_server(http_settings settings, api_context api);
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  /// Binds, prints "gesso-server listening on http://HOST:PORT" on standard output, and serves until
+  /// SIGTERM or SIGINT; then stops accepting, closes idle connections, finishes in-flight requests
+  /// and returns. Throws if it cannot bind.
+  void run();
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace gesso::server

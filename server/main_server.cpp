@@ -1,0 +1,40 @@
+// gesso-server: the HTTP API. Stateless; run as many as the load needs behind a load balancer.
+
+#include "server/http_server.hpp"
+#include "server/log.hpp"
+#include "server/process_setup.hpp"
+
+#include <iostream>
+#include <thread>
+
+int main() {
+  using namespace gesso;
+  const config cfg = server::load_config_or_exit("gesso-server");
+  log::set_level(cfg.log_level);
+  const catalog models = server::load_catalog_or_exit("gesso-server", cfg);
+  storage::connection_pool database(server::pool_settings_or_exit("gesso-server", cfg));
+  server::db_executor db(static_cast<std::size_t>(cfg.db_pool_size),
+                         static_cast<std::size_t>(cfg.db_queue_limit));
+
+  server::http_settings http;
+  http.host = cfg.listen_host;
+  http.port = cfg.listen_port;
+  http.io_threads = cfg.io_threads > 0 ? cfg.io_threads
+                                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  http.idle_timeout = cfg.idle_timeout;
+  http.read_timeout = cfg.read_timeout;
+  http.write_timeout = cfg.write_timeout;
+  http.max_body_bytes = cfg.max_body_bytes;
+  http.max_header_bytes = cfg.max_header_bytes;
+
+  try {
+    server::http_server frontend(http, server::api_context{&models, &database, &db});
+    frontend.run();
+  } catch (const std::exception& e) {
+    std::cerr << "gesso-server: " << e.what() << std::endl;
+    db.join();
+    return 1;
+  }
+  db.join();
+  return 0;
+}

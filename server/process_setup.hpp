@@ -1,0 +1,21 @@
+#pragma once
+// Start-up shared by the executables: configuration, catalog and database settings.
+
+#include "core/catalog.hpp"
+#include "core/config.hpp"
+#include "storage/connection_pool.hpp"
+
+#include <string_view>
+
+namespace gesso::server {
+
+/// The configuration from the environment; on a bad value prints "<program>: <reason>" and exits 2.
+config load_config_or_exit(std::string_view program);
+
+/// The catalog file named by GESSO_CATALOG, or the built-in catalog; exits 2 on a bad file.
+catalog load_catalog_or_exit(std::string_view program, const config& cfg);
+
+/// Pool settings from the configuration; exits 2 when GESSO_DATABASE_URL is not set.
+storage::pool_settings pool_settings_or_exit(std::string_view program, const config& cfg);
+
+}  // namespace gesso::server

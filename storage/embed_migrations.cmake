@@ -1,0 +1,18 @@
+# Writes a C++ source holding every sql/NNN_name.sql file, in order, so that `gesso migrate`
+# needs no files at run time. Invoked at build time with SQL_DIR and OUTPUT set.
+file(GLOB files "${SQL_DIR}/[0-9][0-9][0-9]_*.sql")
+list(SORT files)
+set(body "")
+foreach(path IN LISTS files)
+  get_filename_component(name "${path}" NAME_WE)
+  string(SUBSTRING "${name}" 0 3 version)
+  math(EXPR version "${version}")
+  file(READ "${path}" sql)
+  string(FIND "${sql}" ")gesso_sql\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${path} contains the raw-string delimiter")
+  endif()
+  string(APPEND body "    {${version}, \"${name}\", R\"gesso_sql(${sql})gesso_sql\"},\n")
+endforeach()
+file(WRITE "${OUTPUT}.tmp" "// Generated from sql/ by storage/embed_migrations.cmake. Do not edit.\n#include \"storage/migrations.hpp\"\n\nnamespace gesso::storage {\n\nconst std::vector<migration>& embedded_migrations() {\n  static const std::vector<migration> all = {\n${body}  };\n  return all;\n}\n\n}  // namespace gesso::storage\n")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
