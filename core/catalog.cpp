@@ -12,16 +12,21 @@ namespace json = boost::json;
 
 namespace {
 
-const std::vector<std::string> image_ratios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
-                                               "4:5", "5:4", "9:16", "16:9", "21:9"};
-const std::vector<std::string> video_ratios = {"16:9", "9:16"};
+// Built on each call, not held in namespace-scope objects: catalogs may be built during another
+// translation unit's static initialisation.
+std::vector<std::string> image_ratios() {
+  return {"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"};
+}
+std::vector<std::string> video_ratios() {
+  return {"16:9", "9:16"};
+}
 
 model_spec image_model(std::string id, std::int64_t price) {
   model_spec m;
   m.id = std::move(id);
   m.type = task_type::image;
   m.price = price;
-  m.aspect_ratios = image_ratios;
+  m.aspect_ratios = image_ratios();
   m.default_aspect_ratio = "1:1";
   m.max_input_images = 10;
   m.deadline_seconds = 300;
@@ -33,7 +38,7 @@ model_spec video_model(std::string id, std::int64_t price, int duration) {
   m.id = std::move(id);
   m.type = task_type::video;
   m.price = price;
-  m.aspect_ratios = video_ratios;
+  m.aspect_ratios = video_ratios();
   m.default_aspect_ratio = "16:9";
   m.max_input_images = 3;
   m.duration_seconds = duration;

@@ -17,6 +17,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
+#include <array>
 #include <atomic>
 #include <iostream>
 #include <mutex>
@@ -135,6 +136,24 @@ asio::awaitable<std::optional<response>> read_request(http_server::impl* s, conn
   co_return std::nullopt;
 }
 
+// After refusing a request whose body was not read (413, 431, malformed), half-close and discard
+// what the client is still sending for a short while: closing at once would reset the connection
+// and the client could lose the response.
+asio::awaitable<void> linger(connection* c) {
+  boost::system::error_code ignored;
+  c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  std::array<char, 16 * 1024> sink{};
+  std::size_t discarded = 0;
+  c->stream.expires_after(std::chrono::seconds(2));
+  while (discarded < 64 * 1024 * 1024) {
+    auto [ec, n] = co_await c->stream.async_read_some(asio::buffer(sink), as_tuple_awaitable);
+    if (ec) {
+      break;
+    }
+    discarded += n;
+  }
+}
+
 asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c, std::uint64_t id) {
   beast::flat_buffer buffer;
   while (!s->draining) {
@@ -156,7 +175,6 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
     if (quit) {
       break;
     }
-    const bool keep_alive = !refused && ex.req.keep_alive() && !s->draining;
     // No co_await inside a conditional expression: g++ 12 miscompiles the temporaries it creates.
     response res;
     if (refused) {
@@ -164,6 +182,8 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
     } else {
       res = co_await handle_request(&s->api, &ex);
     }
+    // Decided after handling: a drain that began meanwhile closes the connection after this response.
+    const bool keep_alive = !refused && ex.req.keep_alive() && !s->draining;
     res.version(refused ? 11 : ex.req.version());
     res.keep_alive(keep_alive);
     c->stream.expires_after(s->settings.write_timeout);
@@ -180,6 +200,9 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
                   {"duration_us", micros}});
     }
     if (wec || !keep_alive) {
+      if (refused && !wec) {
+        co_await linger(c.get());
+      }
       break;
     }
   }

@@ -1,0 +1,145 @@
+// Process lifecycle and database trouble: SIGTERM drains and exits 0, a saturated database pool
+// answers 503 at once, an outage answers 503 and the server recovers by itself.
+
+#include "tests/support/gesso_env.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <future>
+#include <thread>
+
+using namespace gesso::testing;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+const std::string good_body = R"({"model_id":"vendor4-2","prompt":"a cat"})";
+
+// Holds an exclusive lock on accounts for `hold`, so that creates wait on the database.
+std::future<void> lock_accounts_for(std::chrono::milliseconds hold) {
+  auto f = std::async(std::launch::async, [hold] {
+    cluster().psql("BEGIN; LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(" +
+                   std::to_string(static_cast<double>(hold.count()) / 1000.0) + "); COMMIT;");
+  });
+  std::this_thread::sleep_for(300ms);  // let psql take the lock
+  return f;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(lifecycle)
+
+BOOST_AUTO_TEST_CASE(sigterm_closes_idle_connections_and_exits_zero) {
+  server_process server;
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket idle(ioc);
+  idle.connect({boost::asio::ip::make_address("127.0.0.1"), server.port()});
+  const auto started = std::chrono::steady_clock::now();
+  BOOST_TEST(server.stop() == 0);
+  BOOST_TEST(seconds_since(started) < 5.0);  // the idle keep-alive connection did not hold it up
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_finishes_in_flight_requests) {
+  server_process server;
+  const auto account = make_account("drain", 100);
+  auto lock = lock_accounts_for(1500ms);
+  auto in_flight =
+      std::async(std::launch::async, [&] { return server.client().create(account.key, good_body); });
+  std::this_thread::sleep_for(300ms);  // the create is now waiting for the lock
+  const int status = server.stop();    // SIGTERM while it waits
+  const auto reply = in_flight.get();
+  lock.get();
+  BOOST_TEST(reply.status == 200, reply.body);
+  BOOST_TEST(reply.header("connection") == "close");
+  BOOST_TEST(status == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_saturated_database_pool_answers_503_at_once) {
+  server_process server(env_map{{"GESSO_DB_POOL_SIZE", "1"}, {"GESSO_DB_QUEUE_LIMIT", "0"}});
+  const auto account = make_account("saturate", 100);
+  auto lock = lock_accounts_for(2000ms);
+  auto blocked =
+      std::async(std::launch::async, [&] { return server.client().create(account.key, good_body); });
+  std::this_thread::sleep_for(300ms);
+  const auto started = std::chrono::steady_clock::now();
+  const auto refused = server.client().create(account.key, good_body);
+  BOOST_TEST(seconds_since(started) < 0.5);
+  BOOST_TEST(refused.status == 503);
+  BOOST_TEST(refused.header("retry-after") == "1");
+  BOOST_TEST(refused.json().at("code").as_int64() == 0);
+  lock.get();
+  BOOST_TEST(blocked.get().status == 200);
+  BOOST_TEST(server.client().create(account.key, good_body).status == 200);
+  BOOST_TEST(account_show(account.id).at("balance").as_int64() == 100 - 2 * 6);
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(bad_configuration_is_refused_with_one_line) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"GESSO_LISTEN", "nonsense"},
+                                                        {"GESSO_DB_POOL_SIZE", "0"},
+                                                        {"GESSO_DATABASE_URL", ""},
+                                                        {"GESSO_CATALOG", "/nonexistent/catalog.json"},
+                                                        {"GESSO_LISTN", "x"}}) {
+    env_map env{{"GESSO_DATABASE_URL", cluster().url()}, {"GESSO_LISTEN", "127.0.0.1:0"}};
+    env[name] = value;
+    const auto r = run_command(GESSO_SERVER_BIN, {}, env);
+    BOOST_TEST(r.exit_code == 2, name);
+    BOOST_TEST(r.err.find("gesso-server: ") == 0U, r.err);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(database_outage)
+
+BOOST_AUTO_TEST_CASE(outage_answers_503_then_recovers_without_restart) {
+  server_process server(env_map{{"GESSO_LOG_LEVEL", "warn"}});
+  const auto client = server.client();
+  const auto account = make_account("outage", 1000);
+  const auto before = client.create(account.key, good_body);
+  BOOST_TEST_REQUIRE(before.status == 200);
+  const std::string task_id(before.json().at("data").at("task_id").as_string());
+
+  for (const std::string mode : {"fast", "immediate"}) {
+    BOOST_TEST_CONTEXT("shutdown mode " << mode) {
+      cluster().stop(mode);
+      for (int i = 0; i < 3; ++i) {
+        const auto started = std::chrono::steady_clock::now();
+        const auto create = client.create(account.key, good_body);
+        const auto query = client.query(account.key, task_id);
+        BOOST_TEST(seconds_since(started) < 10.0);
+        BOOST_TEST(create.status == 503, create.body);
+        BOOST_TEST(query.status == 503, query.body);
+        BOOST_TEST(create.header("retry-after") == "1");
+        BOOST_TEST(create.json().at("code").as_int64() == 0);
+      }
+      cluster().start();
+      int recovered_after = -1;
+      for (int i = 0; i < 50 && recovered_after < 0; ++i) {
+        if (client.query(account.key, task_id).status == 200) {
+          recovered_after = i;
+        } else {
+          std::this_thread::sleep_for(100ms);
+        }
+      }
+      BOOST_TEST(recovered_after >= 0);
+      BOOST_TEST(client.create(account.key, good_body).status == 200);
+    }
+  }
+  const auto shown = account_show(account.id);
+  BOOST_TEST(shown.at("consistent").as_bool());
+  BOOST_TEST(shown.at("balance").as_int64() == 1000 - 3 * 6);
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
