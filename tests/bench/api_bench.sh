@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): create and query throughput and latency of a running gesso-server, beside
+# the PostgreSQL ceilings for the same statements measured in the same run with pgbench.
+#   tests/bench/api_bench.sh [seconds per phase, default 10]
+# Prints each figure and the ratios; docs/benchmarks.md records a run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+seconds="${1:-10}"
+deploy/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release -j"$(nproc)" --target gesso-server gesso >/dev/null
+pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+bin="$root/build/release/server"
+
+work=$(mktemp -d /tmp/gesso-bench-XXXXXX)
+as_owner() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+[[ $(id -u) -eq 0 ]] && chown postgres "$work"
+server_pid=""
+cleanup() {
+  [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" || true
+  as_owner "$pgbin/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+as_owner "$pgbin/initdb" -D "$work/data" -U gesso --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
+as_owner "$pgbin/pg_ctl" -D "$work/data" -l "$work/pg.log" -w \
+  -o "-k $work -c listen_addresses='' -c max_connections=200 -c shared_buffers=512MB" start >/dev/null
+export GESSO_DATABASE_URL="host=$work port=5432 user=gesso dbname=postgres"
+psql_() { "$pgbin/psql" -X -q -At -h "$work" -U gesso -d postgres "$@"; }
+
+"$bin/gesso" migrate >/dev/null
+key=$("$bin/gesso" account create --name bench --credits 1000000000000 --json | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
+hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
+
+GESSO_LISTEN=127.0.0.1:0 GESSO_LOG_LEVEL=warn "$bin/gesso-server" >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+for _ in $(seq 50); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.1; done
+port=$(grep -o ':[0-9]*$' "$work/server.out" | tr -d :)
+base="http://127.0.0.1:$port"
+task=$(curl -s "$base/api/v1/tasks/create" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+  -d '{"model_id":"vendor4-2","prompt":"benchmark"}' | sed -E 's/.*"task_id":"([^"]+)".*/\1/')
+
+# The create statement of storage/tasks.cpp with a fresh id per transaction: the same work, no HTTP.
+cat >"$work/create.sql" <<SQL
+WITH key AS (SELECT account_id FROM api_keys WHERE key_hash = '$hash' AND revoked_at IS NULL),
+debit AS (UPDATE accounts a SET balance = a.balance - 6 FROM key WHERE a.id = key.account_id AND a.balance >= 6 RETURNING a.id),
+task AS (INSERT INTO tasks (id, account_id, request_id, model_id, task_type, prompt, aspect_ratio, image_urls, credits, engine, max_attempts, deadline_at)
+         SELECT 'task_' || md5(random()::text), debit.id, 'req_bench', 'vendor4-2', 'image', 'benchmark', '1:1', '[]'::jsonb, 6, 'builtin', 3, now() + interval '300 seconds'
+         FROM debit RETURNING id, account_id, created_at),
+charge AS (INSERT INTO ledger (account_id, task_id, kind, amount) SELECT account_id, id, 'charge', 6 FROM task)
+SELECT (SELECT account_id FROM key), (SELECT floor(extract(epoch FROM created_at))::bigint FROM task);
+SQL
+# The query statement: key joined to the task by id and account, a point lookup on both primary keys.
+cat >"$work/query.sql" <<SQL
+SELECT k.account_id, t.id, t.model_id, t.task_type, t.status, t.credits, floor(extract(epoch FROM t.created_at))::bigint,
+       t.image_object, t.video_object, t.audio_object, t.error
+FROM api_keys k LEFT JOIN tasks t ON t.id = '$task' AND t.account_id = k.account_id
+WHERE k.key_hash = '$hash' AND k.revoked_at IS NULL;
+SQL
+cat >"$work/create.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '{"model_id":"vendor4-2","prompt":"benchmark"}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $key"
+LUA
+cat >"$work/query.lua" <<LUA
+wrk.headers["Authorization"] = "Bearer $key"
+LUA
+
+pgbench_tps() {  # clients script
+  "$pgbin/pgbench" -n -M prepared -h "$work" -U gesso -c "$1" -j 2 -T "$seconds" -f "$2" postgres 2>/dev/null |
+    sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -n 1
+}
+to_ms() {  # wrk latency (e.g. 812.00us, 1.23ms, 2.01s) in milliseconds
+  awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'
+}
+wrk_run() {  # connections script path → "rps p50_ms p99_ms non2xx"
+  local out; out=$(wrk -t 2 -c "$1" -d "${seconds}s" --latency -s "$2" "$base$3")
+  local rps p50 p99 bad
+  rps=$(sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' <<<"$out")
+  p50=$(awk '$1 == "50%" { print $2 }' <<<"$out")
+  p99=$(awk '$1 == "99%" { print $2 }' <<<"$out")
+  bad=$(sed -nE 's/^ *Non-2xx or 3xx responses: *([0-9]+).*/\1/p' <<<"$out")
+  echo "$rps $(to_ms "$p50") $(to_ms "$p99") ${bad:-0}"
+}
+
+echo "Gesso API benchmark: ${seconds}s per phase, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
+create_ceiling=$(pgbench_tps 32 "$work/create.sql")
+select_ceiling=$(pgbench_tps 16 "$work/query.sql")
+read -r create_rps create_p50 create_p99 create_bad < <(wrk_run 32 "$work/create.lua" /api/v1/tasks/create)
+read -r query_rps query_p50 query_p99 query_bad < <(wrk_run 32 "$work/query.lua" "/api/v1/tasks/$task")
+
+printf '\n%-44s %12s\n' "measurement" "per second"
+printf '%-44s %12.0f\n' "ceiling: create statement (pgbench, 32 clients)" "$create_ceiling"
+printf '%-44s %12.0f\n' "ceiling: query statement (pgbench, 16 clients)" "$select_ceiling"
+printf '%-44s %12.0f   p50 %s ms  p99 %s ms  non-2xx %s\n' "gesso create (wrk, 32 connections)" "$create_rps" "$create_p50" "$create_p99" "$create_bad"
+printf '%-44s %12.0f   p50 %s ms  p99 %s ms  non-2xx %s\n' "gesso query (wrk, 32 connections)" "$query_rps" "$query_p50" "$query_p99" "$query_bad"
+awk -v a="$create_rps" -v b="$create_ceiling" -v c="$query_rps" -v d="$select_ceiling" 'BEGIN {
+  printf "\nratio create / create ceiling: %.2f (aim >= 0.70)\n", a / b
+  printf "ratio query  / query ceiling:  %.2f (aim >= 0.50)\n", c / d }'
+"$bin/gesso" ledger check >/dev/null && echo "ledger check after the run: consistent"
