@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <stdexcept>
 
 namespace gesso::testing {
@@ -72,7 +74,13 @@ server_process::~server_process() {
 int server_process::stop() {
   stopped_ = true;
   process_->send_signal(SIGTERM);
-  return process_->wait(std::chrono::seconds(20));
+  const int status = process_->wait(std::chrono::seconds(20));
+  if (status != 0) {
+    // Show why: the server's log (sanitizer reports included) is otherwise deleted with the test.
+    std::ifstream log(log_path_);
+    std::cerr << "gesso-server exited with status " << status << "; its log:\n" << log.rdbuf() << std::endl;
+  }
+  return status;
 }
 
 }  // namespace gesso::testing
