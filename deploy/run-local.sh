@@ -27,8 +27,9 @@ export GESSO_LISTEN="${GESSO_LISTEN:-127.0.0.1:8080}"
 
 server_pid=""
 cleanup() {
+  trap - EXIT INT TERM
   [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" || true
-  as_owner "$pgbin/pg_ctl" -D "$state/data" -m fast -w stop >/dev/null || true
+  as_owner "$pgbin/pg_ctl" -D "$state/data" -m fast -w stop >/dev/null 2>&1 || true
   echo "stopped"
 }
 trap cleanup EXIT INT TERM

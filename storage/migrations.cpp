@@ -40,8 +40,8 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
         continue;
       }
       tx.exec(m.sql);
-      tx.exec("INSERT INTO schema_migrations (version, name, checksum) VALUES (" + std::to_string(m.version) +
-              ", " + tx.quote(m.name) + ", " + tx.quote(checksum) + ")");
+      tx.exec_params("INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)", m.version,
+                     std::string(m.name), checksum);
       report.applied.emplace_back(m.name);
     }
     report.current_version = tx.exec1("SELECT coalesce(max(version), 0) FROM schema_migrations")[0].as<int>();

@@ -31,7 +31,13 @@ export GESSO_DATABASE_URL="host=$work port=5432 user=gesso dbname=postgres"
 psql_() { "$pgbin/psql" -X -q -At -h "$work" -U gesso -d postgres "$@"; }
 
 "$bin/gesso" migrate >/dev/null
-key=$("$bin/gesso" account create --name bench --credits 1000000000000 --json | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
+# Many accounts, as in real traffic: one account's debits serialise on its row lock.
+accounts="${GESSO_BENCH_ACCOUNTS:-64}"
+for i in $(seq "$accounts"); do
+  "$bin/gesso" account create --name "bench$i" --credits 1000000000000 --json |
+    sed -E 's/.*"api_key":"([^"]+)".*/\1/' >>"$work/keys"
+done
+key=$(head -n 1 "$work/keys")
 hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
 
 GESSO_LISTEN=127.0.0.1:0 GESSO_LOG_LEVEL=warn "$bin/gesso-server" >"$work/server.out" 2>"$work/server.err" &
@@ -44,7 +50,8 @@ task=$(curl -s "$base/api/v1/tasks/create" -H "Authorization: Bearer $key" -H 'C
 
 # The create statement of storage/tasks.cpp with a fresh id per transaction: the same work, no HTTP.
 cat >"$work/create.sql" <<SQL
-WITH key AS (SELECT account_id FROM api_keys WHERE key_hash = '$hash' AND revoked_at IS NULL),
+\\set a random(1, $accounts)
+WITH key AS (SELECT account_id FROM api_keys WHERE account_id = :a AND revoked_at IS NULL),
 debit AS (UPDATE accounts a SET balance = a.balance - 6 FROM key WHERE a.id = key.account_id AND a.balance >= 6 RETURNING a.id),
 task AS (INSERT INTO tasks (id, account_id, request_id, model_id, task_type, prompt, aspect_ratio, image_urls, credits, engine, max_attempts, deadline_at)
          SELECT 'task_' || md5(random()::text), debit.id, 'req_bench', 'vendor4-2', 'image', 'benchmark', '1:1', '[]'::jsonb, 6, 'builtin', 3, now() + interval '300 seconds'
@@ -59,12 +66,19 @@ SELECT k.account_id, t.id, t.model_id, t.task_type, t.status, t.credits, floor(e
 FROM api_keys k LEFT JOIN tasks t ON t.id = '$task' AND t.account_id = k.account_id
 WHERE k.key_hash = '$hash' AND k.revoked_at IS NULL;
 SQL
-cat >"$work/create.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '{"model_id":"vendor4-2","prompt":"benchmark"}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $key"
+{
+  echo "local keys = {"
+  sed -E 's/.*/  "&",/' "$work/keys"
+  cat <<'LUA'
+}
+local body = '{"model_id":"vendor4-2","prompt":"benchmark"}'
+request = function()
+  local headers = { ["Content-Type"] = "application/json",
+                    ["Authorization"] = "Bearer " .. keys[math.random(#keys)] }
+  return wrk.format("POST", nil, headers, body)
+end
 LUA
+} >"$work/create.lua"
 cat >"$work/query.lua" <<LUA
 wrk.headers["Authorization"] = "Bearer $key"
 LUA
@@ -93,7 +107,7 @@ read -r create_rps create_p50 create_p99 create_bad < <(wrk_run 32 "$work/create
 read -r query_rps query_p50 query_p99 query_bad < <(wrk_run 32 "$work/query.lua" "/api/v1/tasks/$task")
 
 printf '\n%-44s %12s\n' "measurement" "per second"
-printf '%-44s %12.0f\n' "ceiling: create statement (pgbench, 32 clients)" "$create_ceiling"
+printf '%-44s %12.0f\n' "ceiling: create statement (pgbench, 32 clients, $accounts accounts)" "$create_ceiling"
 printf '%-44s %12.0f\n' "ceiling: query statement (pgbench, 16 clients)" "$select_ceiling"
 printf '%-44s %12.0f   p50 %s ms  p99 %s ms  non-2xx %s\n' "gesso create (wrk, 32 connections)" "$create_rps" "$create_p50" "$create_p99" "$create_bad"
 printf '%-44s %12.0f   p50 %s ms  p99 %s ms  non-2xx %s\n' "gesso query (wrk, 32 connections)" "$query_rps" "$query_p50" "$query_p99" "$query_bad"
