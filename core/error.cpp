@@ -12,6 +12,8 @@ class category final : public boost::system::error_category {
   const char* name() const noexcept override { return "gesso"; }
   std::string message(int value) const override {
     switch (static_cast<errc>(value)) {
+      case errc::malformed_request:
+        return "malformed request";
       case errc::invalid_json:
         return "invalid JSON";
       case errc::invalid_field:

@@ -13,7 +13,8 @@ namespace gesso {
 
 /// Every expected failure the API can answer with.
 enum class errc {
-  invalid_json = 1,        ///< body is not JSON / not UTF-8
+  malformed_request = 1,   ///< not parseable as HTTP/1.1
+  invalid_json,            ///< body is not JSON / not UTF-8
   invalid_field,           ///< a field is missing, unknown, of the wrong type or out of range
   unknown_model,           ///< model_id is not in the catalog
   unauthorized,            ///< missing, malformed, unknown or revoked API key

@@ -11,6 +11,7 @@ namespace json = boost::json;
 
 http::status status_of(errc code) {
   switch (code) {
+    case errc::malformed_request:
     case errc::invalid_json:
     case errc::invalid_field:
     case errc::unknown_model:

@@ -43,9 +43,6 @@ class db_executor {
     co_return co_await std::move(op);
   }
 
-  /// Requests waiting or running now.
-  std::size_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
-
   /// Waits for queued work to finish and stops the threads.
   void join() { pool_.join(); }
 

@@ -129,7 +129,7 @@ asio::awaitable<std::optional<response>> read_request(http_server::impl* s, conn
     co_return std::nullopt;
   }
   if (ec) {
-    co_return problem_response({errc::invalid_json, "malformed HTTP request: " + ec.message()},
+    co_return problem_response({errc::malformed_request, "malformed HTTP request: " + ec.message()},
                                ex->request_id);
   }
   ex->req = parser.release();

@@ -121,10 +121,12 @@ outcome<key_info> create_key(connection_pool& pool, std::int64_t account_id, std
   });
 }
 
-outcome<key_info> revoke_key(connection_pool& pool, std::int64_t key_id) {
+// Runs one of the two revoke statements (by id or by hash) with its single argument.
+template <class Argument>
+outcome<key_info> revoke(connection_pool& pool, const char* statement, const Argument& argument) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<key_info> {
     pqxx::work tx(c);
-    const pqxx::result r = tx.exec_prepared("revoke_key", key_id);
+    const pqxx::result r = tx.exec_prepared(statement, argument);
     if (r.empty()) {
       return no_key;
     }
@@ -133,16 +135,12 @@ outcome<key_info> revoke_key(connection_pool& pool, std::int64_t key_id) {
   });
 }
 
+outcome<key_info> revoke_key(connection_pool& pool, std::int64_t key_id) {
+  return revoke(pool, "revoke_key", key_id);
+}
+
 outcome<key_info> revoke_key_by_hash(connection_pool& pool, std::string_view key_hash) {
-  return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<key_info> {
-    pqxx::work tx(c);
-    const pqxx::result r = tx.exec_prepared("revoke_key_by_hash", std::string(key_hash));
-    if (r.empty()) {
-      return no_key;
-    }
-    tx.commit();
-    return read_key(r[0]);
-  });
+  return revoke(pool, "revoke_key_by_hash", std::string(key_hash));
 }
 
 outcome<account_summary> grant_credits(connection_pool& pool, std::int64_t account_id, std::int64_t amount,
