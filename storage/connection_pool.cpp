@@ -41,6 +41,7 @@ std::unique_ptr<detail::session> connect(const connection_pool::impl& p) {
     setup.commit();
     detail::prepare_task_statements(*s->connection);
     detail::prepare_account_statements(*s->connection);
+    detail::prepare_queue_statements(*s->connection);
   } catch (const pqxx::broken_connection& e) {
     throw unavailable(std::string("database unreachable: ") + e.what());
   } catch (const pqxx::sql_error& e) {

@@ -27,6 +27,7 @@ bool is_unavailable_state(const std::string& sqlstate);
 /// Prepares every statement of the storage layer on a fresh connection.
 void prepare_task_statements(pqxx::connection& c);
 void prepare_account_statements(pqxx::connection& c);
+void prepare_queue_statements(pqxx::connection& c);
 
 /// Runs `work(pqxx::connection&)` on a pooled connection. Connection loss, shutdown and statement
 /// timeouts become `unavailable`; other exceptions pass through unchanged.

@@ -1,0 +1,204 @@
+#include "storage/task_queue.hpp"
+
+#include "storage/pool_internal.hpp"
+
+#include <boost/json.hpp>
+
+namespace gesso::storage {
+namespace {
+
+// run_after doubles as the lease expiry while a task is held, so "due" is one indexed predicate
+// (tasks_due: run_after WHERE status IN (1, 2)) for new tasks, retries and abandoned leases alike.
+constexpr const char* claim_sql = R"sql(
+UPDATE tasks t
+SET status = 2, lease_owner = $1, lease_token = gen_random_uuid(),
+    lease_expires_at = now() + $2::bigint * interval '1 millisecond',
+    run_after = now() + $2::bigint * interval '1 millisecond',
+    attempts = t.attempts + 1, started_at = coalesce(t.started_at, now())
+WHERE t.id IN (
+    SELECT id FROM tasks
+    WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()
+    ORDER BY run_after
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED)
+RETURNING t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect_ratio, t.image_urls::text,
+          t.engine, t.attempts, t.max_attempts, t.provider_job, t.error
+)sql";
+
+constexpr const char* extend_sql = R"sql(
+UPDATE tasks SET lease_expires_at = now() + $3::bigint * interval '1 millisecond',
+                 run_after = now() + $3::bigint * interval '1 millisecond'
+WHERE id = $1 AND lease_token = $2::uuid AND status = 2
+RETURNING id
+)sql";
+
+constexpr const char* succeed_sql = R"sql(
+UPDATE tasks SET status = 3, image_object = $3, video_object = $4, audio_object = $5, error = NULL,
+                 finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+WHERE id = $1 AND lease_token = $2::uuid AND status = 2
+RETURNING id
+)sql";
+
+// The refund row is the once-only guard: UNIQUE (task_id, kind) makes a second insert a no-op, and
+// the balance moves only by the rows actually inserted.
+constexpr const char* refund_cte = R"sql(
+refund AS (
+    INSERT INTO ledger (account_id, task_id, kind, amount)
+    SELECT account_id, id, 'refund', credits FROM failed
+    ON CONFLICT (task_id, kind) DO NOTHING
+    RETURNING account_id, amount
+), credit AS (
+    -- Summed per account first: an UPDATE joined to several rows for one target row applies only one.
+    UPDATE accounts a SET balance = a.balance + r.total
+    FROM (SELECT account_id, sum(amount) AS total FROM refund GROUP BY account_id) r
+    WHERE a.id = r.account_id
+)
+SELECT count(*) FROM failed
+)sql";
+
+constexpr const char* fail_head = R"sql(
+WITH failed AS (
+    UPDATE tasks SET status = 4, error = $3, finished_at = now(),
+                     lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+    WHERE id = $1 AND lease_token = $2::uuid AND status = 2
+    RETURNING id, account_id, credits
+),)sql";
+
+constexpr const char* rescue_head = R"sql(
+WITH overdue AS (
+    SELECT id FROM tasks
+    WHERE status IN (1, 2) AND run_after <= now() AND (deadline_at <= now() OR attempts >= max_attempts)
+    ORDER BY run_after
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+), failed AS (
+    UPDATE tasks t
+    SET status = 4, finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+        error = CASE WHEN t.deadline_at <= now()
+                     THEN 'the task did not finish before its deadline'
+                     ELSE 'the task failed after ' || t.attempts || ' attempts'
+                END || coalesce(': ' || t.error, '')
+    FROM overdue WHERE t.id = overdue.id
+    RETURNING t.id, t.account_id, t.credits
+),)sql";
+
+constexpr const char* retry_sql = R"sql(
+UPDATE tasks SET run_after = now() + $4::bigint * interval '1 millisecond', error = $3,
+                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+WHERE id = $1 AND lease_token = $2::uuid AND status = 2
+RETURNING id
+)sql";
+
+constexpr const char* provider_job_sql =
+    "UPDATE tasks SET provider_job = $3 WHERE id = $1 AND lease_token = $2::uuid AND status = 2 RETURNING id";
+
+constexpr const char* count_due_sql = R"sql(
+SELECT count(*) FROM tasks
+WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()
+)sql";
+
+std::optional<std::string> optional_text(const pqxx::field& f) {
+  return f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str());
+}
+
+// Runs a lease-guarded statement and reports whether it matched the held task.
+template <class... Args>
+bool guarded(connection_pool& pool, const char* statement, const Args&... args) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    return !tx.exec_prepared(statement, args...).empty();
+  });
+}
+
+}  // namespace
+
+namespace detail {
+void prepare_queue_statements(pqxx::connection& c) {
+  c.prepare("claim_due", claim_sql);
+  c.prepare("extend_lease", extend_sql);
+  c.prepare("finalize_success", succeed_sql);
+  c.prepare("finalize_failure", std::string(fail_head) + refund_cte);
+  c.prepare("retry_later", retry_sql);
+  c.prepare("record_provider_job", provider_job_sql);
+  c.prepare("rescue_overdue", std::string(rescue_head) + refund_cte);
+  c.prepare("count_due", count_due_sql);
+}
+}  // namespace detail
+
+std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owner, int limit,
+                                    std::chrono::milliseconds lease) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);  // one statement: the claim commits on its own, holding nothing
+    std::vector<claimed_task> out;
+    for (const auto& row : tx.exec_prepared("claim_due", std::string(owner), lease.count(), limit)) {
+      claimed_task t;
+      t.id = row[0].c_str();
+      t.lease_token = row[1].c_str();
+      t.model_id = row[2].c_str();
+      t.type = parse_task_type(row[3].c_str()).value_or(task_type::image);
+      t.prompt = row[4].c_str();
+      t.aspect_ratio = row[5].c_str();
+      for (const auto& url : boost::json::parse(row[6].c_str()).as_array()) {
+        t.image_urls.emplace_back(url.as_string());
+      }
+      t.engine = row[7].c_str();
+      t.attempt = row[8].as<int>();
+      t.max_attempts = row[9].as<int>();
+      t.provider_job = optional_text(row[10]);
+      t.last_error = optional_text(row[11]);
+      out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
+
+bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
+                  std::chrono::milliseconds lease) {
+  return guarded(pool, "extend_lease", std::string(task_id), std::string(lease_token), lease.count());
+}
+
+bool finalize_success(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
+                      const task_outputs& outputs) {
+  // libpqxx 6.4 sends a null for a null const char*.
+  auto nullable = [](const std::optional<std::string>& s) { return s ? s->c_str() : nullptr; };
+  return guarded(pool, "finalize_success", std::string(task_id), std::string(lease_token),
+                 nullable(outputs.image), nullable(outputs.video), nullable(outputs.audio));
+}
+
+bool finalize_failure(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
+                      std::string_view error) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    return tx.exec_prepared1("finalize_failure", std::string(task_id), std::string(lease_token),
+                             std::string(error))[0]
+               .as<int>() == 1;
+  });
+}
+
+bool retry_later(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
+                 std::string_view error, std::chrono::milliseconds delay) {
+  return guarded(pool, "retry_later", std::string(task_id), std::string(lease_token), std::string(error),
+                 delay.count());
+}
+
+bool record_provider_job(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
+                         std::string_view provider_job) {
+  return guarded(pool, "record_provider_job", std::string(task_id), std::string(lease_token),
+                 std::string(provider_job));
+}
+
+int rescue_overdue(connection_pool& pool, int limit) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    return tx.exec_prepared1("rescue_overdue", limit)[0].as<int>();
+  });
+}
+
+std::int64_t count_due(connection_pool& pool) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    return tx.exec_prepared1("count_due")[0].as<std::int64_t>();
+  });
+}
+
+}  // namespace gesso::storage

@@ -1,0 +1,189 @@
+// The worker side of the task lifecycle against a real PostgreSQL: disjoint claims, lease
+// compare-and-set, retries that never move a task backwards, and refunds exactly once.
+
+#include "storage/task_queue.hpp"
+#include "core/catalog.hpp"
+#include "core/ids.hpp"
+#include "storage/accounts.hpp"
+#include "storage/tasks.hpp"
+#include "tests/support/gesso_env.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+#include <thread>
+
+using namespace gesso;
+using namespace gesso::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Every test drains the whole queue first and works on its own account, so tests do not see each
+// other's tasks (they run one after another in this process).
+struct queue_fixture {
+  storage::connection_pool pool{{.url = cluster().url()}};
+  gesso::catalog models = gesso::catalog::builtin();
+  std::int64_t account = 0;
+  std::string key_hash;
+
+  queue_fixture() {
+    cluster().psql("UPDATE tasks SET status = 3, finished_at = now() WHERE status IN (1, 2)");
+    const std::string key = new_api_key();
+    key_hash = hash_api_key(key);
+    account = storage::create_account(pool, "queue", 1000, key_hash, api_key_display_prefix(key)).id;
+  }
+
+  std::string create(const std::string& model_id = "vendor4-2") {
+    create_request r;
+    r.model = models.find(model_id);
+    r.prompt = "queued";
+    r.aspect_ratio = r.model->default_aspect_ratio;
+    const std::string id = new_task_id();
+    BOOST_REQUIRE(storage::create_task(pool, key_hash, r, id, "req_q").has_value());
+    return id;
+  }
+
+  storage::account_summary summary() { return storage::show_account(pool, account).value(); }
+
+  std::string column(const std::string& id, const std::string& expression) {
+    return cluster().psql("SELECT " + expression + " FROM tasks WHERE id = '" + id + "'");
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(queue, queue_fixture)
+
+BOOST_AUTO_TEST_CASE(concurrent_claims_are_disjoint_and_complete) {
+  std::set<std::string> created;
+  for (int i = 0; i < 40; ++i) {
+    created.insert(create());
+  }
+  BOOST_TEST(storage::count_due(pool) == 40);
+  std::vector<std::vector<storage::claimed_task>> got(4);
+  std::vector<std::thread> workers;
+  for (std::size_t w = 0; w < got.size(); ++w) {
+    workers.emplace_back([&, w] {
+      storage::connection_pool own({.url = cluster().url()});
+      for (;;) {
+        auto batch = storage::claim_due(own, "worker-" + std::to_string(w), 3, 30s);
+        if (batch.empty()) {
+          break;
+        }
+        got[w].insert(got[w].end(), batch.begin(), batch.end());
+      }
+    });
+  }
+  for (auto& t : workers) {
+    t.join();
+  }
+  std::set<std::string> claimed;
+  std::size_t total = 0;
+  for (const auto& list : got) {
+    for (const auto& t : list) {
+      claimed.insert(t.id);
+      ++total;
+      BOOST_TEST(t.attempt == 1);
+      BOOST_TEST(t.prompt == "queued");
+    }
+  }
+  BOOST_TEST(total == 40U);  // nobody claimed a task twice
+  BOOST_TEST((claimed == created));
+  BOOST_TEST(storage::count_due(pool) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(success_is_guarded_by_the_lease_token) {
+  const std::string id = create();
+  const auto held = storage::claim_due(pool, "w1", 10, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 1U);
+  BOOST_TEST(column(id, "status") == "2\n");
+  BOOST_TEST(!storage::finalize_success(pool, id, "00000000-0000-0000-0000-000000000000", {}));
+  BOOST_TEST(storage::finalize_success(pool, id, held[0].lease_token, {.image = "ab/cd.png"}));
+  BOOST_TEST(column(id, "status || ' ' || image_object") == "3 ab/cd.png\n");
+  BOOST_TEST(!storage::finalize_success(pool, id, held[0].lease_token, {}));  // final: no second write
+  BOOST_TEST(!storage::finalize_failure(pool, id, held[0].lease_token, "late"));
+  BOOST_TEST(summary().refunded == 0);  // a successful task is never refunded
+  BOOST_TEST(summary().balance == 1000 - 6);
+}
+
+BOOST_AUTO_TEST_CASE(failure_refunds_exactly_once) {
+  const std::string id = create("vendor1-pro");
+  const auto held = storage::claim_due(pool, "w1", 1, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 1U);
+  BOOST_TEST(summary().balance == 1000 - 60);
+  BOOST_TEST(storage::finalize_failure(pool, id, held[0].lease_token, "engine exploded"));
+  BOOST_TEST(!storage::finalize_failure(pool, id, held[0].lease_token, "again"));
+  const auto s = summary();
+  BOOST_TEST(s.balance == 1000);
+  BOOST_TEST(s.refunded == 60);
+  BOOST_TEST(s.ledger_balance() == s.balance);
+  BOOST_TEST(column(id, "status || ' ' || error") == "4 engine exploded\n");
+  BOOST_TEST(cluster().psql("SELECT count(*) FROM ledger WHERE kind = 'refund' AND task_id = '" + id + "'") ==
+             "1\n");
+}
+
+BOOST_AUTO_TEST_CASE(an_expired_lease_is_taken_over_and_the_old_holder_loses) {
+  const std::string id = create();
+  const auto first = storage::claim_due(pool, "crashed", 1, 50ms);
+  BOOST_TEST_REQUIRE(first.size() == 1U);
+  BOOST_TEST(storage::claim_due(pool, "other", 1, 30s).empty());  // still held
+  std::this_thread::sleep_for(100ms);
+  const auto second = storage::claim_due(pool, "other", 1, 30s);
+  BOOST_TEST_REQUIRE(second.size() == 1U);
+  BOOST_TEST(second[0].id == id);
+  BOOST_TEST(second[0].attempt == 2);
+  BOOST_TEST(second[0].lease_token != first[0].lease_token);
+  BOOST_TEST(!storage::extend_lease(pool, id, first[0].lease_token, 30s));
+  BOOST_TEST(!storage::finalize_failure(pool, id, first[0].lease_token, "zombie"));
+  BOOST_TEST(storage::extend_lease(pool, id, second[0].lease_token, 30s));
+  BOOST_TEST(storage::finalize_success(pool, id, second[0].lease_token, {.image = "x.png"}));
+  BOOST_TEST(summary().refunded == 0);
+}
+
+BOOST_AUTO_TEST_CASE(retries_wait_stay_running_and_remember_the_error) {
+  const std::string id = create();
+  auto held = storage::claim_due(pool, "w1", 1, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 1U);
+  BOOST_TEST(storage::retry_later(pool, id, held[0].lease_token, "upstream busy", 150ms));
+  BOOST_TEST(column(id, "status") == "2\n");  // clients never see a task go back to 1
+  BOOST_TEST(storage::claim_due(pool, "w1", 1, 30s).empty());
+  std::this_thread::sleep_for(200ms);
+  held = storage::claim_due(pool, "w1", 1, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 1U);
+  BOOST_TEST(held[0].attempt == 2);
+  BOOST_TEST(held[0].last_error.value_or("") == "upstream busy");
+  BOOST_TEST(storage::record_provider_job(pool, id, held[0].lease_token, "job-42"));
+  BOOST_TEST(storage::retry_later(pool, id, held[0].lease_token, "still busy", 0ms));
+  held = storage::claim_due(pool, "w1", 1, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 1U);
+  BOOST_TEST(held[0].provider_job.value_or("") == "job-42");  // resume polling, never resubmit
+}
+
+BOOST_AUTO_TEST_CASE(the_rescuer_fails_and_refunds_overdue_tasks_once) {
+  const std::string late = create();
+  const std::string exhausted = create();
+  const std::string healthy = create();
+  cluster().psql("UPDATE tasks SET deadline_at = now() - interval '1 second' WHERE id = '" + late + "'");
+  cluster().psql("UPDATE tasks SET attempts = max_attempts, error = 'boom' WHERE id = '" + exhausted + "'");
+  BOOST_TEST(storage::rescue_overdue(pool, 100) == 2);
+  BOOST_TEST(storage::rescue_overdue(pool, 100) == 0);
+  BOOST_TEST(column(late, "status || ' ' || error") == "4 the task did not finish before its deadline\n");
+  BOOST_TEST(column(exhausted, "status || ' ' || error") == "4 the task failed after 3 attempts: boom\n");
+  BOOST_TEST(column(healthy, "status") == "1\n");
+  const auto s = summary();
+  BOOST_TEST(s.refunded == 12);
+  BOOST_TEST(s.balance == 1000 - 6);
+  BOOST_TEST(s.ledger_balance() == s.balance);
+}
+
+BOOST_AUTO_TEST_CASE(the_rescuer_leaves_held_leases_alone) {
+  const std::string id = create();
+  const auto held = storage::claim_due(pool, "w1", 1, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 1U);
+  cluster().psql("UPDATE tasks SET attempts = max_attempts WHERE id = '" + id + "'");
+  BOOST_TEST(storage::rescue_overdue(pool, 100) == 0);  // the holder may still finish its last attempt
+  BOOST_TEST(storage::finalize_success(pool, id, held[0].lease_token, {.image = "y.png"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
