@@ -1,0 +1,70 @@
+#include "core/media_url.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <array>
+#include <stdexcept>
+
+namespace gesso {
+namespace {
+
+std::string signature_of(std::string_view secret, std::string_view object, std::int64_t expires) {
+  const std::string message = std::string(object) + "\n" + std::to_string(expires);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+  unsigned int length = 0;
+  if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+           reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac.data(),
+           &length) == nullptr) {
+    throw std::runtime_error("HMAC-SHA256 is unavailable");
+  }
+  static constexpr std::string_view hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out.push_back(hex[mac[i] >> 4]);
+    out.push_back(hex[mac[i] & 0xF]);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_media_object_key(std::string_view object) {
+  if (object.empty() || object.size() > 200) {
+    return false;
+  }
+  std::size_t segment_start = 0;
+  for (std::size_t i = 0; i <= object.size(); ++i) {
+    if (i == object.size() || object[i] == '/') {
+      const std::string_view segment = object.substr(segment_start, i - segment_start);
+      if (segment.empty() || segment == "." || segment == "..") {
+        return false;
+      }
+      segment_start = i + 1;
+      continue;
+    }
+    const char c = object[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string sign_media_path(std::string_view secret, std::string_view object, std::int64_t expires) {
+  return "/media/" + std::string(object) + "?expires=" + std::to_string(expires) +
+         "&sig=" + signature_of(secret, object, expires);
+}
+
+bool verify_media_signature(std::string_view secret, std::string_view object, std::int64_t expires,
+                            std::string_view signature, std::int64_t now) {
+  if (now > expires || signature.size() != 64 || !is_media_object_key(object)) {
+    return false;
+  }
+  const std::string expected = signature_of(secret, object, expires);
+  return CRYPTO_memcmp(expected.data(), signature.data(), expected.size()) == 0;
+}
+
+}  // namespace gesso

@@ -1,0 +1,104 @@
+#include "server/engines/builtin_engine.hpp"
+
+#include "server/engines/picture.hpp"
+#include "server/engines/video_encoder.hpp"
+
+#include <boost/json.hpp>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace gesso::engines {
+namespace json = boost::json;
+
+builtin_settings parse_builtin_settings(std::string_view json_text) {
+  builtin_settings s;
+  const json::object o = json::parse(json_text).as_object();
+  for (const auto& [key, value] : o) {
+    auto number = [&](double lo, double hi) {
+      if (!value.is_number() || value.to_number<double>() < lo || value.to_number<double>() > hi) {
+        throw std::invalid_argument("engine_settings." + std::string(key) + " must be a number from " +
+                                    std::to_string(lo) + " to " + std::to_string(hi));
+      }
+      return value.to_number<double>();
+    };
+    if (key == "latency_ms") {
+      s.latency_ms = static_cast<int>(number(0, 3'600'000));
+    } else if (key == "failure_rate") {
+      s.failure_rate = number(0, 1);
+    } else if (key == "retry_rate") {
+      s.retry_rate = number(0, 1);
+    } else if (key == "long_side") {
+      s.long_side = static_cast<int>(number(16, 4096));
+    } else if (key == "fps") {
+      s.fps = static_cast<int>(number(1, 60));
+    } else {
+      throw std::invalid_argument("unknown builtin engine setting \"" + std::string(key) + "\"");
+    }
+  }
+  return s;
+}
+
+std::chrono::milliseconds builtin_engine::latency(const engine_job&) const {
+  return std::chrono::milliseconds(settings_.latency_ms);
+}
+
+double builtin_engine::chance() {
+  std::lock_guard lock(random_mutex_);
+  return std::uniform_real_distribution<double>(0, 1)(random_);
+}
+
+engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
+  engine_outcome out;
+  if (settings_.failure_rate > 0 && chance() < settings_.failure_rate) {
+    out.status = engine_outcome::kind::failed;
+    out.error = "the builtin engine failed this task (simulated failure)";
+    return out;
+  }
+  if (settings_.retry_rate > 0 && chance() < settings_.retry_rate) {
+    out.status = engine_outcome::kind::retry;
+    out.error = "the builtin engine was briefly unavailable (simulated transient failure)";
+    out.delay = std::chrono::milliseconds(200);
+    return out;
+  }
+  const auto [width, height] = frame_size(job.aspect_ratio, settings_.long_side);
+  const scene picture(job.prompt, job.aspect_ratio, job.image_urls, width, height);
+  if (job.model->type == task_type::image) {
+    out.image = media_store::object_key(job.task_id, "png");
+    media.put(*out.image, encode_png(picture.render(0)));
+  } else {
+    const auto scratch = media.scratch();
+    video_request request;
+    request.width = width;
+    request.height = height;
+    request.fps = settings_.fps;
+    request.seconds = job.model->duration_seconds;
+    request.tones = picture.tones();
+    request.video = scratch / (job.task_id + ".mp4");
+    request.audio = scratch / (job.task_id + ".m4a");
+    const char* ffmpeg = std::getenv("GESSO_FFMPEG");
+    encode_video(
+        request, [&](int i) { return picture.render(static_cast<double>(i) / settings_.fps); },
+        ffmpeg != nullptr ? ffmpeg : "ffmpeg");
+    out.video = media_store::object_key(job.task_id, "mp4");
+    out.audio = media_store::object_key(job.task_id, "m4a");
+    media.adopt(*out.video, request.video);
+    media.adopt(*out.audio, request.audio);
+  }
+  out.status = engine_outcome::kind::succeeded;
+  return out;
+}
+
+std::unique_ptr<engine> make_engine(const model_spec& model) {
+  if (model.engine == "builtin") {
+    try {
+      return std::make_unique<builtin_engine>(parse_builtin_settings(model.engine_settings));
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
+    }
+  }
+  throw std::invalid_argument("model \"" + model.id + "\": unknown engine \"" + model.engine +
+                              "\" (available: builtin)");
+}
+
+}  // namespace gesso::engines

@@ -1,0 +1,59 @@
+#pragma once
+// What a worker drives: an engine turns a claimed task into outputs in the media store. Local engines
+// render at once; remote engines submit to a provider and are polled on later attempts.
+
+#include "core/catalog.hpp"
+#include "server/engines/media_store.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gesso::engines {
+
+/// One attempt at one task.
+struct engine_job {
+  std::string task_id;
+  const model_spec* model = nullptr;
+  std::string prompt;
+  std::string aspect_ratio;
+  std::vector<std::string> image_urls;
+  int attempt = 1;
+  std::optional<std::string> provider_job;  ///< set when an earlier attempt submitted to a provider
+};
+
+/// How an attempt ended.
+struct engine_outcome {
+  enum class kind {
+    succeeded,  ///< outputs stored: finalize as status 3
+    failed,     ///< permanent: finalize as status 4 and refund
+    retry,      ///< transient: try again after `delay` (counts as an attempt)
+    waiting,    ///< submitted to a provider: poll again after `delay`, holding no worker slot
+  } status = kind::failed;
+  std::optional<std::string> image;  ///< media object keys of the outputs
+  std::optional<std::string> video;
+  std::optional<std::string> audio;
+  std::string error;                        ///< for failed and retry: a sentence for the client
+  std::chrono::milliseconds delay{0};       ///< for retry and waiting
+  std::optional<std::string> provider_job;  ///< for waiting: remember the provider's job id
+};
+
+class engine {
+ public:
+  virtual ~engine() = default;
+
+  /// Time to wait before run(), without holding a thread (simulated latency).
+  virtual std::chrono::milliseconds latency(const engine_job&) const { return std::chrono::milliseconds(0); }
+
+  /// Runs one attempt; blocking, called on a CPU thread. Throws only for infrastructure faults (disk,
+  /// a missing encoder); the worker retries those.
+  virtual engine_outcome run(const engine_job& job, media_store& media) = 0;
+};
+
+/// The engine a model's catalog entry names, built with its engine_settings; throws std::invalid_argument
+/// naming the model when the engine is unknown or its settings are invalid.
+std::unique_ptr<engine> make_engine(const model_spec& model);
+
+}  // namespace gesso::engines
