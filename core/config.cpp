@@ -11,7 +11,7 @@ namespace {
 
 using config_result = checked<config>;
 
-constexpr std::array<std::string_view, 14> known_names = {
+constexpr std::string_view known_names[] = {
     "GESSO_DATABASE_URL",
     "GESSO_LISTEN",
     "GESSO_IO_THREADS",
@@ -26,6 +26,19 @@ constexpr std::array<std::string_view, 14> known_names = {
     "GESSO_MAX_HEADER_BYTES",
     "GESSO_CATALOG",
     "GESSO_LOG_LEVEL",
+    "GESSO_MEDIA_DIR",
+    "GESSO_PUBLIC_URL",
+    "GESSO_MEDIA_SIGNING_KEY",
+    "GESSO_MEDIA_URL_TTL_S",
+    "GESSO_MEDIA_RETENTION_HOURS",
+    "GESSO_NOTIFY_WINDOW_MS",
+    "GESSO_WORKER_ID",
+    "GESSO_WORKER_CONCURRENCY",
+    "GESSO_WORKER_RENDER_THREADS",
+    "GESSO_WORKER_LEASE_MS",
+    "GESSO_WORKER_POLL_MS",
+    "GESSO_WORKER_RESCUE_MS",
+    "GESSO_FFMPEG",
 };
 
 // Parses a whole decimal integer in [lo, hi] or explains what is wrong with it.
@@ -79,7 +92,7 @@ config_result load_config(std::span<const char* const> environment) {
     }
     const auto eq = e.find('=');
     const std::string_view name = e.substr(0, eq);
-    if (std::find(known_names.begin(), known_names.end(), name) == known_names.end()) {
+    if (std::find(std::begin(known_names), std::end(known_names), name) == std::end(known_names)) {
       return refusal{"unknown setting " + std::string(name) +
                      " (see docs/configuration.md for the GESSO_* variables)"};
     }
@@ -101,16 +114,43 @@ config_result load_config(std::span<const char* const> environment) {
     }
     return {};
   };
-  auto read_ms = [&](std::string_view name, std::chrono::milliseconds& field, std::int64_t lo,
-                     std::int64_t hi) -> std::string {
-    std::int64_t ms = field.count();
-    std::string error = read_int(name, ms, lo, hi);
-    field = std::chrono::milliseconds(ms);
+  auto read_duration = [&](std::string_view name, auto& field, std::int64_t lo,
+                           std::int64_t hi) -> std::string {
+    std::int64_t count = field.count();
+    std::string error = read_int(name, count, lo, hi);
+    field = std::remove_reference_t<decltype(field)>(count);
     return error;
   };
+  auto read_ms = [&](std::string_view name, std::chrono::milliseconds& field, std::int64_t lo,
+                     std::int64_t hi) { return read_duration(name, field, lo, hi); };
+  auto read_seconds = [&](std::string_view name, std::chrono::seconds& field, std::int64_t lo,
+                          std::int64_t hi) { return read_duration(name, field, lo, hi); };
+  auto read_hours = [&](std::string_view name, std::chrono::hours& field, std::int64_t lo, std::int64_t hi) {
+    return read_duration(name, field, lo, hi);
+  };
 
-  if (const std::string* v = text("GESSO_DATABASE_URL")) {
-    c.database_url = *v;
+  for (auto [name, field] :
+       {std::pair{"GESSO_DATABASE_URL", &c.database_url}, std::pair{"GESSO_MEDIA_DIR", &c.media_dir},
+        std::pair{"GESSO_MEDIA_SIGNING_KEY", &c.media_signing_key},
+        std::pair{"GESSO_WORKER_ID", &c.worker_id}}) {
+    if (const std::string* v = text(name)) {
+      *field = *v;
+    }
+  }
+  if (const std::string* v = text("GESSO_PUBLIC_URL")) {
+    if (!v->empty() && !v->starts_with("http://") && !v->starts_with("https://")) {
+      return refusal{"GESSO_PUBLIC_URL=" + *v + ": expected an http:// or https:// base URL"};
+    }
+    c.public_url = *v;
+    while (c.public_url.ends_with('/')) {
+      c.public_url.pop_back();
+    }
+  }
+  if (c.media_dir.empty()) {
+    return refusal{"GESSO_MEDIA_DIR must not be empty"};
+  }
+  if (!c.media_signing_key.empty() && c.media_signing_key.size() < 32) {
+    return refusal{"GESSO_MEDIA_SIGNING_KEY must be at least 32 characters"};
   }
   if (const std::string* v = text("GESSO_LISTEN")) {
     if (auto r = parse_listen(*v, c); !r) {
@@ -128,6 +168,14 @@ config_result load_config(std::span<const char* const> environment) {
            read_ms("GESSO_WRITE_TIMEOUT_MS", c.write_timeout, 100, 3'600'000),
            read_int("GESSO_MAX_BODY_BYTES", c.max_body_bytes, 1024, 1024LL * 1024 * 1024),
            read_int("GESSO_MAX_HEADER_BYTES", c.max_header_bytes, 1024, 1024 * 1024),
+           read_seconds("GESSO_MEDIA_URL_TTL_S", c.media_url_ttl, 60, 365LL * 24 * 3600),
+           read_hours("GESSO_MEDIA_RETENTION_HOURS", c.media_retention, 1, 24 * 3650),
+           read_ms("GESSO_NOTIFY_WINDOW_MS", c.notify_window, 1, 10'000),
+           read_int("GESSO_WORKER_CONCURRENCY", c.worker_concurrency, 1, 100'000),
+           read_int("GESSO_WORKER_RENDER_THREADS", c.worker_render_threads, 0, 256),
+           read_ms("GESSO_WORKER_LEASE_MS", c.worker_lease, 500, 3'600'000),
+           read_ms("GESSO_WORKER_POLL_MS", c.worker_poll, 10, 600'000),
+           read_ms("GESSO_WORKER_RESCUE_MS", c.worker_rescue_interval, 100, 3'600'000),
        }) {
     if (!error.empty()) {
       return refusal{error};

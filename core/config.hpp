@@ -27,6 +27,23 @@ struct config {
   std::size_t max_header_bytes = 16 * 1024;              ///< GESSO_MAX_HEADER_BYTES
   std::string catalog_path;                              ///< GESSO_CATALOG: model catalog file
   std::string log_level = "info";                        ///< GESSO_LOG_LEVEL: debug, info, warn, error
+
+  // Media: shared by servers (which serve it) and workers (which write it).
+  std::string media_dir = "gesso-media";       ///< GESSO_MEDIA_DIR
+  std::string public_url;                      ///< GESSO_PUBLIC_URL; empty = the bound address
+  std::string media_signing_key;               ///< GESSO_MEDIA_SIGNING_KEY; empty = random per process
+  std::chrono::seconds media_url_ttl{86400};   ///< GESSO_MEDIA_URL_TTL_S
+  std::chrono::hours media_retention{168};     ///< GESSO_MEDIA_RETENTION_HOURS
+  std::chrono::milliseconds notify_window{5};  ///< GESSO_NOTIFY_WINDOW_MS: coalesces worker wake-ups
+
+  // Workers.
+  std::string worker_id;                          ///< GESSO_WORKER_ID; empty = host name and process id
+  int worker_concurrency = 32;                    ///< GESSO_WORKER_CONCURRENCY: tasks at once
+  int worker_render_threads = 0;                  ///< GESSO_WORKER_RENDER_THREADS; 0 = one per core
+  std::chrono::milliseconds worker_lease{30000};  ///< GESSO_WORKER_LEASE_MS
+  std::chrono::milliseconds worker_poll{1000};    ///< GESSO_WORKER_POLL_MS: claim even without a wake-up
+  std::chrono::milliseconds worker_rescue_interval{5000};  ///< GESSO_WORKER_RESCUE_MS
+  std::string ffmpeg = "ffmpeg";  ///< GESSO_FFMPEG: the encoder the builtin engine runs
 };
 
 /// Reads the configuration from `environment` ("NAME=value" entries, as in `environ`). Unknown GESSO_*

@@ -24,6 +24,10 @@ class category final : public boost::system::error_category {
         return "unauthorized";
       case errc::insufficient_credits:
         return "insufficient credits";
+      case errc::forbidden:
+        return "forbidden";
+      case errc::range_not_satisfiable:
+        return "range not satisfiable";
       case errc::not_found:
         return "not found";
       case errc::method_not_allowed:

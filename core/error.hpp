@@ -19,11 +19,13 @@ enum class errc {
   unknown_model,           ///< model_id is not in the catalog
   unauthorized,            ///< missing, malformed, unknown or revoked API key
   insufficient_credits,    ///< the account cannot pay for the task
+  forbidden,               ///< a media link whose signature is missing, wrong or expired
   not_found,               ///< no such task for this account, or no such route
   method_not_allowed,      ///< the route exists for another method
   payload_too_large,       ///< body above the configured limit
   unsupported_media_type,  ///< Content-Type is not application/json
   header_too_large,        ///< request header block above the limit
+  range_not_satisfiable,   ///< a Range that starts past the end of the file
   unavailable,             ///< overloaded, draining or database unreachable
 };
 

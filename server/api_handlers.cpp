@@ -2,7 +2,9 @@
 
 #include "core/create_request.hpp"
 #include "core/ids.hpp"
+#include "core/media_url.hpp"
 #include "server/api_response.hpp"
+#include "server/media_handler.hpp"
 #include "storage/tasks.hpp"
 
 #include <boost/algorithm/string/predicate.hpp>
@@ -63,16 +65,28 @@ response method_not_allowed(http::verb allowed, std::string_view request_id) {
   return res;
 }
 
-json::value task_json(const task_record& t) {
-  // Output URLs are filled by the media store once a worker has produced them (docs/api.md).
+// An absolute, signed URL for a stored output. The expiry is rounded up to the hour so that polls
+// within the hour see the same URL (caches and clients can tell it has not changed).
+json::value media_url(const media_links& links, const std::optional<std::string>& object) {
+  if (!object) {
+    return nullptr;
+  }
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const std::int64_t expires = (now + links.ttl.count() + 3599) / 3600 * 3600;
+  return json::value(links.public_url + sign_media_path(links.signing_key, *object, expires));
+}
+
+json::value task_json(const task_record& t, const media_links& links) {
   return json::object{
       {"task_id", t.id},
       {"task_status", static_cast<int>(t.status)},
       {"task_type", to_string(t.type)},
       {"model_id", t.model_id},
-      {"image_url", nullptr},
-      {"video_url", nullptr},
-      {"audio_url", nullptr},
+      {"image_url", media_url(links, t.image_object)},
+      {"video_url", media_url(links, t.video_object)},
+      {"audio_url", media_url(links, t.audio_object)},
       {"credits", t.credits},
       {"created_at", t.created_at},
   };
@@ -104,6 +118,7 @@ awaitable<response> create_task(api_context* ctx, exchange* ex) {
   if (!created) {
     co_return problem_response(created.error(), request_id);
   }
+  ctx->created->poke();
   co_return success_response(
       create_success_message,
       json::object{{"task_id", created->id}, {"request_id", request_id}, {"credits", created->credits}},
@@ -131,7 +146,7 @@ awaitable<response> query_task(api_context* ctx, exchange* ex, std::string_view 
   if (!task) {
     co_return problem_response(task.error(), request_id);
   }
-  co_return success_response("ok", task_json(*task), request_id);
+  co_return success_response("ok", task_json(*task, *ctx->links), request_id);
 }
 
 awaitable<response> route(api_context* ctx, exchange* ex) {
@@ -152,6 +167,15 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
     }
     const std::string_view task_id = target.substr(task_prefix.size(), path.size() - task_prefix.size());
     co_return co_await query_task(ctx, ex, task_id);
+  }
+  if (path.starts_with("/media/")) {
+    if (req.method() != http::verb::get && req.method() != http::verb::head) {
+      response res = method_not_allowed(http::verb::get, request_id);
+      res.set(http::field::allow, "GET, HEAD");
+      co_return res;
+    }
+    const std::string_view query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
+    co_return co_await serve_media(ctx, ex, target.substr(7, path.size() - 7), query);
   }
   if (path == "/healthz") {
     co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);

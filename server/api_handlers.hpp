@@ -2,21 +2,34 @@
 // The API's routes: translate HTTP into core and storage calls and back, nothing else.
 
 #include "core/catalog.hpp"
-#include "server/db_executor.hpp"
+#include "server/blocking_pool.hpp"
+#include "server/engines/media_store.hpp"
 #include "server/http_types.hpp"
+#include "server/task_signal.hpp"
 #include "storage/connection_pool.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <string>
 
 namespace gesso::server {
+
+/// How result URLs are made: absolute, on the public base URL, signed and expiring.
+struct media_links {
+  std::string public_url;  ///< filled with the bound address at start-up when not configured
+  std::string signing_key;
+  std::chrono::seconds ttl{86400};
+};
 
 /// What the handlers need; owned by main() and alive for the whole run.
 struct api_context {
   const catalog* models = nullptr;
   storage::connection_pool* database = nullptr;
-  db_executor* db = nullptr;
+  blocking_pool* db = nullptr;
+  media_links* links = nullptr;
+  const engines::media_store* media = nullptr;
+  task_signal* created = nullptr;  ///< wakes workers after creates
 };
 
 /// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles

@@ -1,6 +1,6 @@
 #include "server/api_response.hpp"
 
-#include "server/db_executor.hpp"
+#include "server/blocking_pool.hpp"
 #include "server/log.hpp"
 #include "storage/connection_pool.hpp"
 
@@ -20,6 +20,10 @@ http::status status_of(errc code) {
       return http::status::unauthorized;
     case errc::insufficient_credits:
       return http::status::payment_required;
+    case errc::forbidden:
+      return http::status::forbidden;
+    case errc::range_not_satisfiable:
+      return http::status::range_not_satisfiable;
     case errc::not_found:
       return http::status::not_found;
     case errc::method_not_allowed:

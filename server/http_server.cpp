@@ -21,6 +21,7 @@
 #include <atomic>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +55,7 @@ struct http_server::impl {
   asio::io_context ioc;
   tcp::acceptor acceptor{asio::make_strand(ioc)};
   asio::signal_set signals{ioc, SIGTERM, SIGINT};
+  std::optional<task_signal> created;
   std::atomic<bool> draining{false};
   std::mutex registry_mutex;
   std::unordered_map<std::uint64_t, std::weak_ptr<connection>> registry;
@@ -251,6 +253,8 @@ tcp::endpoint resolve_listen_address(asio::io_context& ioc, const std::string& h
 http_server::http_server(http_settings settings, api_context api) : impl_(std::make_unique<impl>()) {
   impl_->settings = std::move(settings);
   impl_->api = api;
+  impl_->created.emplace(impl_->ioc.get_executor(), *api.db, *api.database, impl_->settings.notify_window);
+  impl_->api.created = &*impl_->created;
 }
 
 http_server::~http_server() = default;
@@ -265,6 +269,11 @@ void http_server::run() {
   const tcp::endpoint bound = s.acceptor.local_endpoint();
   const std::string host =
       bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  const std::string local =
+      bound.address().is_unspecified() ? (bound.address().is_v6() ? "[::1]" : "127.0.0.1") : host;
+  if (s.api.links->public_url.empty()) {
+    s.api.links->public_url = "http://" + local + ":" + std::to_string(bound.port());
+  }
   std::cout << "gesso-server listening on http://" << host << ":" << bound.port() << std::endl;
   log::write(log::level::info, "listening", {{"address", host + ":" + std::to_string(bound.port())}});
 

@@ -22,10 +22,12 @@ struct http_settings {
   std::chrono::milliseconds write_timeout{30000};
   std::size_t max_body_bytes = 8 * 1024 * 1024;
   std::size_t max_header_bytes = 16 * 1024;
+  std::chrono::milliseconds notify_window{5};  ///< coalescing of worker wake-ups
 };
 
 class http_server {
  public:
+  /// Serves `api`; the server provides api.created (the worker wake-up signal) itself.
   http_server(http_settings settings, api_context api);
   ~http_server();
   http_server(const http_server&) = delete;

@@ -1,5 +1,6 @@
 // gesso-server: the HTTP API. Stateless; run as many as the load needs behind a load balancer.
 
+#include "core/ids.hpp"
 #include "server/http_server.hpp"
 #include "server/log.hpp"
 #include "server/process_setup.hpp"
@@ -13,8 +14,8 @@ int main() {
   log::set_level(cfg.log_level);
   const catalog models = server::load_catalog_or_exit("gesso-server", cfg);
   storage::connection_pool database(server::pool_settings_or_exit("gesso-server", cfg));
-  server::db_executor db(static_cast<std::size_t>(cfg.db_pool_size),
-                         static_cast<std::size_t>(cfg.db_queue_limit));
+  server::blocking_pool db(static_cast<std::size_t>(cfg.db_pool_size),
+                           static_cast<std::size_t>(cfg.db_queue_limit));
 
   server::http_settings http;
   http.host = cfg.listen_host;
@@ -26,9 +27,19 @@ int main() {
   http.write_timeout = cfg.write_timeout;
   http.max_body_bytes = cfg.max_body_bytes;
   http.max_header_bytes = cfg.max_header_bytes;
+  http.notify_window = cfg.notify_window;
+
+  server::media_links links{cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
+  if (links.signing_key.empty()) {
+    links.signing_key = new_api_key();  // 256 random bits
+    log::write(
+        log::level::warn, "random_media_signing_key",
+        {{"reason", "GESSO_MEDIA_SIGNING_KEY is not set: media links work only on this server process"}});
+  }
 
   try {
-    server::http_server frontend(http, server::api_context{&models, &database, &db});
+    const engines::media_store media(cfg.media_dir);
+    server::http_server frontend(http, server::api_context{&models, &database, &db, &links, &media, nullptr});
     frontend.run();
   } catch (const std::exception& e) {
     std::cerr << "gesso-server: " << e.what() << std::endl;

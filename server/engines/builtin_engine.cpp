@@ -5,7 +5,6 @@
 
 #include <boost/json.hpp>
 
-#include <cstdlib>
 #include <stdexcept>
 
 namespace gesso::engines {
@@ -76,10 +75,8 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     request.tones = picture.tones();
     request.video = scratch / (job.task_id + ".mp4");
     request.audio = scratch / (job.task_id + ".m4a");
-    const char* ffmpeg = std::getenv("GESSO_FFMPEG");
     encode_video(
-        request, [&](int i) { return picture.render(static_cast<double>(i) / settings_.fps); },
-        ffmpeg != nullptr ? ffmpeg : "ffmpeg");
+        request, [&](int i) { return picture.render(static_cast<double>(i) / settings_.fps); }, ffmpeg_);
     out.video = media_store::object_key(job.task_id, "mp4");
     out.audio = media_store::object_key(job.task_id, "m4a");
     media.adopt(*out.video, request.video);
@@ -89,10 +86,11 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
   return out;
 }
 
-std::unique_ptr<engine> make_engine(const model_spec& model) {
+std::unique_ptr<engine> make_engine(const model_spec& model, const engine_environment& environment) {
   if (model.engine == "builtin") {
     try {
-      return std::make_unique<builtin_engine>(parse_builtin_settings(model.engine_settings));
+      return std::make_unique<builtin_engine>(parse_builtin_settings(model.engine_settings),
+                                              environment.ffmpeg);
     } catch (const std::exception& e) {
       throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
     }

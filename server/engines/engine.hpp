@@ -52,8 +52,13 @@ class engine {
   virtual engine_outcome run(const engine_job& job, media_store& media) = 0;
 };
 
+/// What engines need from the process configuration.
+struct engine_environment {
+  std::string ffmpeg = "ffmpeg";  ///< the encoder program (GESSO_FFMPEG)
+};
+
 /// The engine a model's catalog entry names, built with its engine_settings; throws std::invalid_argument
 /// naming the model when the engine is unknown or its settings are invalid.
-std::unique_ptr<engine> make_engine(const model_spec& model);
+std::unique_ptr<engine> make_engine(const model_spec& model, const engine_environment& environment = {});
 
 }  // namespace gesso::engines

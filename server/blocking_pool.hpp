@@ -14,16 +14,16 @@
 
 namespace gesso::server {
 
-/// Thrown by db_executor::run when the pool and its queue are full.
+/// Thrown by blocking_pool::run when the pool and its queue are full.
 class overloaded : public std::runtime_error {
  public:
   overloaded() : std::runtime_error("too many requests are waiting for the database") {}
 };
 
-class db_executor {
+class blocking_pool {
  public:
   /// `threads` run work; up to `queue_limit` more wait for one.
-  db_executor(std::size_t threads, std::size_t queue_limit);
+  blocking_pool(std::size_t threads, std::size_t queue_limit);
 
   /// Runs `work()` on a pool thread and resumes the caller on its own executor with the result;
   /// exceptions from `work` propagate. Throws `overloaded` without running it when full.

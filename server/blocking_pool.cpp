@@ -1,8 +1,8 @@
-#include "server/db_executor.hpp"
+#include "server/blocking_pool.hpp"
 
 namespace gesso::server {
 
-db_executor::db_executor(std::size_t threads, std::size_t queue_limit)
+blocking_pool::blocking_pool(std::size_t threads, std::size_t queue_limit)
     : pool_(threads), limit_(threads + queue_limit) {}
 
 }  // namespace gesso::server
