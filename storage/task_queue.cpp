@@ -138,7 +138,8 @@ std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owne
       t.type = parse_task_type(row[3].c_str()).value_or(task_type::image);
       t.prompt = row[4].c_str();
       t.aspect_ratio = row[5].c_str();
-      for (const auto& url : boost::json::parse(row[6].c_str()).as_array()) {
+      const boost::json::value urls = boost::json::parse(row[6].c_str());  // named: the loop borrows from it
+      for (const auto& url : urls.as_array()) {
         t.image_urls.emplace_back(url.as_string());
       }
       t.engine = row[7].c_str();

@@ -3,11 +3,13 @@
 #include <boost/json.hpp>
 
 #include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
+#include <thread>
 
 namespace gesso::testing {
 
@@ -46,13 +48,48 @@ boost::json::object account_show(std::int64_t id) {
   return boost::json::parse(r.out).as_object();
 }
 
-server_process::server_process(const std::map<std::string, std::string>& extra_env) {
+namespace {
+
+std::filesystem::path process_temp_dir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("gesso-test-" + std::to_string(getpid()));
+    std::filesystem::create_directories(d);
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(
+          std::filesystem::temp_directory_path() / ("gesso-test-" + std::to_string(getpid())), ignored);
+    });
+    return d;
+  }();
+  return dir;
+}
+
+std::string new_log_path(const std::string& what) {
   static int counter = 0;
-  log_path_ = (std::filesystem::temp_directory_path() /
-               ("gesso-server-" + std::to_string(getpid()) + "-" + std::to_string(++counter) + ".log"))
-                  .string();
-  std::map<std::string, std::string> env{
-      {"GESSO_DATABASE_URL", cluster().url()}, {"GESSO_LISTEN", "127.0.0.1:0"}, {"GESSO_LOG_LEVEL", "info"}};
+  return (process_temp_dir() / (what + "-" + std::to_string(++counter) + ".log")).string();
+}
+
+void show_log_on_failure(const std::string& what, int status, const std::string& path) {
+  if (status != 0) {
+    // Show why: the log (sanitizer reports included) is otherwise deleted with the test.
+    std::ifstream log(path);
+    std::cerr << what << " exited with status " << status << "; its log:\n" << log.rdbuf() << std::endl;
+  }
+}
+
+}  // namespace
+
+env_map shared_env() {
+  return {{"GESSO_DATABASE_URL", cluster().url()},
+          {"GESSO_MEDIA_DIR", (process_temp_dir() / "media").string()},
+          {"GESSO_MEDIA_SIGNING_KEY", test_signing_key},
+          {"GESSO_LOG_LEVEL", "info"}};
+}
+
+server_process::server_process(const std::map<std::string, std::string>& extra_env) {
+  log_path_ = new_log_path("server");
+  env_map env = shared_env();
+  env["GESSO_LISTEN"] = "127.0.0.1:0";
   for (const auto& [k, v] : extra_env) {
     env[k] = v;
   }
@@ -68,19 +105,89 @@ server_process::~server_process() {
       // the child_process destructor kills it
     }
   }
-  std::filesystem::remove(log_path_);
 }
 
 int server_process::stop() {
   stopped_ = true;
   process_->send_signal(SIGTERM);
   const int status = process_->wait(std::chrono::seconds(20));
-  if (status != 0) {
-    // Show why: the server's log (sanitizer reports included) is otherwise deleted with the test.
-    std::ifstream log(log_path_);
-    std::cerr << "gesso-server exited with status " << status << "; its log:\n" << log.rdbuf() << std::endl;
-  }
+  show_log_on_failure("gesso-server", status, log_path_);
   return status;
+}
+
+worker_process::worker_process(const env_map& extra_env) : log_path_(new_log_path("worker")) {
+  env_map env = shared_env();
+  for (const auto& [k, v] : extra_env) {
+    env[k] = v;
+  }
+  process_ = std::make_unique<child_process>(GESSO_WORKER_BIN, std::vector<std::string>{}, env, log_path_);
+  const std::string line = process_->read_line(std::chrono::seconds(20));
+  if (line.find("running") == std::string::npos) {
+    throw std::runtime_error("gesso-worker did not start: " + line);
+  }
+}
+
+worker_process::~worker_process() {
+  if (!stopped_) {
+    try {
+      stop();
+    } catch (const std::exception&) {
+      // the child_process destructor kills it
+    }
+  }
+}
+
+int worker_process::stop() {
+  stopped_ = true;
+  process_->send_signal(SIGTERM);
+  const int status = process_->wait(std::chrono::seconds(60));
+  show_log_on_failure("gesso-worker", status, log_path_);
+  return status;
+}
+
+void worker_process::kill() {
+  stopped_ = true;
+  process_->send_signal(SIGKILL);
+  process_->wait(std::chrono::seconds(20));
+}
+
+poll_result poll_until_final(const http_client& client, const std::string& key, const std::string& task_id,
+                             std::chrono::seconds timeout) {
+  poll_result r;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto reply = client.query(key, task_id);
+    if (reply.status != 200) {
+      throw std::runtime_error("query answered " + std::to_string(reply.status) + ": " + reply.body);
+    }
+    r.data = reply.json().at("data").as_object();
+    const int status = static_cast<int>(r.data.at("task_status").as_int64());
+    if (r.statuses.empty() || r.statuses.back() != status) {
+      r.statuses.push_back(status);
+    }
+    if (status >= 3) {
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw std::runtime_error("task " + task_id + " did not finish in time");
+}
+
+http_reply fetch(const std::string& url, const std::map<std::string, std::string>& headers) {
+  const std::string prefix = "http://127.0.0.1:";
+  if (!url.starts_with(prefix)) {
+    throw std::runtime_error("not a test server URL: " + url);
+  }
+  const auto slash = url.find('/', prefix.size());
+  const auto port = static_cast<std::uint16_t>(std::stoi(url.substr(prefix.size(), slash - prefix.size())));
+  return http_client("127.0.0.1", port).request("GET", url.substr(slash), "", headers);
+}
+
+std::string temporary_file(const std::string& text, const std::string& suffix) {
+  static int counter = 0;
+  const auto path = process_temp_dir() / ("file-" + std::to_string(++counter) + suffix);
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
 }
 
 }  // namespace gesso::testing

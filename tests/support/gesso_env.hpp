@@ -8,10 +8,12 @@
 
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace gesso::testing {
 
@@ -36,6 +38,13 @@ boost::json::object account_show(std::int64_t id);
 /// Extra environment for a process: NAME → value.
 using env_map = std::map<std::string, std::string>;
 
+/// The media signing key every test process uses, so tests can sign links themselves.
+inline constexpr const char* test_signing_key = "test-signing-key-0123456789abcdef0123456789";
+
+/// What servers and workers of this test process share: the database, a private media directory,
+/// the signing key, and quiet logs.
+env_map shared_env();
+
 /// A running gesso-server on 127.0.0.1 and a free port, stopped with SIGTERM.
 class server_process {
  public:
@@ -55,5 +64,36 @@ class server_process {
   std::uint16_t port_ = 0;
   bool stopped_ = false;
 };
+
+/// A running gesso-worker, stopped with SIGTERM (or killed).
+class worker_process {
+ public:
+  explicit worker_process(const env_map& extra_env = {});
+  ~worker_process();
+
+  /// SIGTERM and wait; returns the exit status (0 expected).
+  int stop();
+  /// SIGKILL: the crash of a worker holding tasks.
+  void kill();
+
+ private:
+  std::string log_path_;
+  std::unique_ptr<child_process> process_;
+  bool stopped_ = false;
+};
+
+/// Polls a task until it is final (3 or 4), returning every task_status seen in order and the last data.
+struct poll_result {
+  std::vector<int> statuses;
+  boost::json::object data;
+};
+poll_result poll_until_final(const http_client& client, const std::string& key, const std::string& task_id,
+                             std::chrono::seconds timeout = std::chrono::seconds(90));
+
+/// GET of an absolute URL on the test server (http://127.0.0.1:PORT/…).
+http_reply fetch(const std::string& url, const std::map<std::string, std::string>& headers = {});
+
+/// Writes `text` to a new temporary file and returns its path (removed at process exit).
+std::string temporary_file(const std::string& text, const std::string& suffix);
 
 }  // namespace gesso::testing

@@ -45,6 +45,7 @@ http_reply http_client::request(const std::string& method, const std::string& ta
   boost::beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024 * 1024);
+  parser.skip(method == "HEAD");  // a HEAD response announces a length but carries no body
   http::read(socket, buffer, parser);
   const auto& res = parser.get();
   http_reply reply;
