@@ -3,48 +3,16 @@
 # the PostgreSQL ceilings for the same statements measured in the same run with pgbench.
 #   tests/bench/api_bench.sh [seconds per phase, default 10]
 # Prints each figure and the ratios; docs/benchmarks.md records a run.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-root=$(pwd)
 seconds="${1:-10}"
-deploy/install-deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release -j"$(nproc)" --target gesso-server gesso >/dev/null
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-bin="$root/build/release/server"
+source "$(dirname "$0")/lib.sh"
 
-work=$(mktemp -d /tmp/gesso-bench-XXXXXX)
-as_owner() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[[ $(id -u) -eq 0 ]] && chown postgres "$work"
-server_pid=""
-cleanup() {
-  [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" || true
-  as_owner "$pgbin/pg_ctl" -D "$work/data" -m immediate -w stop >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-as_owner "$pgbin/initdb" -D "$work/data" -U gesso --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
-as_owner "$pgbin/pg_ctl" -D "$work/data" -l "$work/pg.log" -w \
-  -o "-k $work -c listen_addresses='' -c max_connections=200 -c shared_buffers=512MB" start >/dev/null
-export GESSO_DATABASE_URL="host=$work port=5432 user=gesso dbname=postgres"
-psql_() { "$pgbin/psql" -X -q -At -h "$work" -U gesso -d postgres "$@"; }
-
-"$bin/gesso" migrate >/dev/null
 # Many accounts, as in real traffic: one account's debits serialise on its row lock.
 accounts="${GESSO_BENCH_ACCOUNTS:-64}"
-for i in $(seq "$accounts"); do
-  "$bin/gesso" account create --name "bench$i" --credits 1000000000000 --json |
-    sed -E 's/.*"api_key":"([^"]+)".*/\1/' >>"$work/keys"
-done
+make_accounts "$accounts"
 key=$(head -n 1 "$work/keys")
 hash=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
 
-GESSO_LISTEN=127.0.0.1:0 GESSO_LOG_LEVEL=warn "$bin/gesso-server" >"$work/server.out" 2>"$work/server.err" &
-server_pid=$!
-for _ in $(seq 50); do grep -q listening "$work/server.out" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o ':[0-9]*$' "$work/server.out" | tr -d :)
-base="http://127.0.0.1:$port"
+start_server
 task=$(curl -s "$base/api/v1/tasks/create" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
   -d '{"model_id":"vendor4-2","prompt":"benchmark"}' | sed -E 's/.*"task_id":"([^"]+)".*/\1/')
 
@@ -84,8 +52,7 @@ wrk.headers["Authorization"] = "Bearer $key"
 LUA
 
 pgbench_tps() {  # clients script
-  "$pgbin/pgbench" -n -M prepared -h "$work" -U gesso -c "$1" -j 2 -T "$seconds" -f "$2" postgres 2>/dev/null |
-    sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -n 1
+  pgbench_ -c "$1" -j 2 -T "$seconds" -f "$2" | sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -n 1
 }
 to_ms() {  # wrk latency (e.g. 812.00us, 1.23ms, 2.01s) in milliseconds
   awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'
