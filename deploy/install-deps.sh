@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential g++ cmake pkg-config clang-format
-  libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev ffmpeg
+  libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev ffmpeg
   postgresql postgresql-contrib
   curl wrk
 )

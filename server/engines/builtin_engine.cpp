@@ -1,5 +1,7 @@
 #include "server/engines/builtin_engine.hpp"
 
+#include "server/engines/fetcher.hpp"
+#include "server/engines/image_decoder.hpp"
 #include "server/engines/picture.hpp"
 #include "server/engines/video_encoder.hpp"
 
@@ -60,8 +62,27 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     out.delay = std::chrono::milliseconds(200);
     return out;
   }
+  // Every input image goes through the one fetcher and the sniffing decoder; a bad one fails the
+  // task (and so refunds it) with a reason the client can act on.
+  std::vector<rgb_image> inputs;
+  for (std::size_t i = 0; i < job.image_urls.size(); ++i) {
+    const std::string where = "image_urls[" + std::to_string(i) + "]";
+    auto bytes = fetch_input(job.image_urls[i]);
+    if (!bytes) {
+      out.status = engine_outcome::kind::failed;
+      out.error = where + " could not be fetched: " + bytes.error().reason;
+      return out;
+    }
+    auto decoded = decode_image(*bytes);
+    if (!decoded) {
+      out.status = engine_outcome::kind::failed;
+      out.error = where + " is not a usable image: " + decoded.error().reason;
+      return out;
+    }
+    inputs.push_back(std::move(*decoded));
+  }
   const auto [width, height] = frame_size(job.aspect_ratio, settings_.long_side);
-  const scene picture(job.prompt, job.aspect_ratio, job.image_urls, width, height);
+  const scene picture(job.prompt, job.aspect_ratio, job.image_urls, width, height, std::move(inputs));
   if (job.model->type == task_type::image) {
     out.image = media_store::object_key(job.task_id, "png");
     media.put(*out.image, encode_png(picture.render(0)));

@@ -99,8 +99,8 @@ std::pair<int, int> frame_size(std::string_view aspect_ratio, int long_side) {
 }
 
 scene::scene(std::string_view prompt, std::string_view aspect_ratio, std::span<const std::string> image_urls,
-             int width, int height)
-    : width_(width), height_(height) {
+             int width, int height, std::vector<rgb_image> inputs)
+    : width_(width), height_(height), inputs_(std::move(inputs)) {
   std::string all(prompt);
   all += '\n';
   all += aspect_ratio;
@@ -150,6 +150,26 @@ rgb_image scene::render(double seconds) const {
       }
     }
   }
+  if (!inputs_.empty()) {
+    // The first input covers the frame (centre crop), blended over the gradient; in a video it pans.
+    const rgb_image& in = inputs_.front();
+    const double scale =
+        std::max(static_cast<double>(width_) / in.width, static_cast<double>(height_) / in.height) * 1.1;
+    const double slack_x = in.width * scale - width_;
+    const double slack_y = in.height * scale - height_;
+    const double pan = 0.5 + 0.5 * std::sin(seconds * 0.4);
+    for (int y = 0; y < height_; ++y) {
+      std::uint8_t* row = img.pixels.data() + static_cast<std::size_t>(y) * width_ * 3;
+      const int sy = std::clamp(static_cast<int>((y + slack_y * pan) / scale), 0, in.height - 1);
+      for (int x = 0; x < width_; ++x) {
+        const int sx = std::clamp(static_cast<int>((x + slack_x * pan) / scale), 0, in.width - 1);
+        const std::uint8_t* p = in.pixels.data() + (static_cast<std::size_t>(sy) * in.width + sx) * 3;
+        for (int c = 0; c < 3; ++c) {
+          row[x * 3 + c] = static_cast<std::uint8_t>(row[x * 3 + c] * 0.3 + p[c] * 0.7);
+        }
+      }
+    }
+  }
   for (const disc& d : discs_) {
     const double px = d.x + d.dx * std::sin(seconds * 0.8 + d.phase);
     const double py = d.y + d.dy * std::cos(seconds * 0.6 + d.phase);
@@ -172,6 +192,24 @@ rgb_image scene::render(double seconds) const {
         }
       }
     }
+  }
+  // Further inputs: thumbnails along the bottom edge, a fifth of the frame high.
+  const int thumb_h = std::max(2, height_ / 5);
+  int x_at = thumb_h / 8;
+  for (std::size_t i = 1; i < inputs_.size() && x_at < width_; ++i) {
+    const rgb_image& in = inputs_[i];
+    const int thumb_w = std::max(2, in.width * thumb_h / std::max(1, in.height));
+    const int top = height_ - thumb_h - thumb_h / 8;
+    for (int y = 0; y < thumb_h && top + y < height_; ++y) {
+      for (int x = 0; x < thumb_w && x_at + x < width_; ++x) {
+        const int sx = std::min(in.width - 1, x * in.width / thumb_w);
+        const int sy = std::min(in.height - 1, y * in.height / thumb_h);
+        const std::uint8_t* p = in.pixels.data() + (static_cast<std::size_t>(sy) * in.width + sx) * 3;
+        std::uint8_t* q = img.pixels.data() + (static_cast<std::size_t>(top + y) * width_ + x_at + x) * 3;
+        q[0] = p[0], q[1] = p[1], q[2] = p[2];
+      }
+    }
+    x_at += thumb_w + thumb_h / 8;
   }
   return img;
 }

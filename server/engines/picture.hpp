@@ -24,8 +24,10 @@ std::pair<int, int> frame_size(std::string_view aspect_ratio, int long_side);
 /// The scene one task renders: same inputs, same pictures and tones.
 class scene {
  public:
+  /// `inputs` are the decoded input images: the first becomes the background, the rest a strip of
+  /// thumbnails, so image-to-image and image-to-video visibly use them.
   scene(std::string_view prompt, std::string_view aspect_ratio, std::span<const std::string> image_urls,
-        int width, int height);
+        int width, int height, std::vector<rgb_image> inputs = {});
 
   /// The picture at `seconds` (0 for a still).
   rgb_image render(double seconds) const;
@@ -45,6 +47,7 @@ class scene {
   std::uint8_t to_[3];
   std::vector<disc> discs_;
   std::pair<double, double> tones_;
+  std::vector<rgb_image> inputs_;
 };
 
 /// Encodes an image as PNG.

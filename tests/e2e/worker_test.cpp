@@ -1,10 +1,13 @@
 // Tasks actually run: every model from create to success with real media, failures refunded exactly
 // once, signed media links, and workers that crash (kill -9) or drain (SIGTERM) losing nothing.
 
+#include "core/base64.hpp"
 #include "core/catalog.hpp"
 #include "core/media_url.hpp"
+#include "server/engines/picture.hpp"
 #include "tests/support/gesso_env.hpp"
 #include "tests/support/media_probe.hpp"
+#include "tests/support/test_http_server.hpp"
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -141,6 +144,55 @@ BOOST_AUTO_TEST_CASE(failed_tasks_are_refunded_exactly_once) {
   const auto details = json::parse(gesso_cli({"task", "show", busy, "--json"}).out).as_object();
   BOOST_TEST(details.at("attempts").as_int64() == 2);
   BOOST_TEST(std::string(details.at("error").as_string()).find("after 2 attempts") != std::string::npos);
+  BOOST_TEST(worker.stop() == 0);
+  BOOST_TEST(server.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(input_images_are_fetched_and_bad_ones_fail_with_a_refund) {
+  server_process server(with_catalog());
+  worker_process worker(with_catalog());
+  const auto client = server.client();
+  const auto account = make_account("inputs", 100);
+  engines::rgb_image green{32, 32, std::vector<std::uint8_t>(32 * 32 * 3, 0)};
+  for (std::size_t i = 1; i < green.pixels.size(); i += 3) {
+    green.pixels[i] = 220;
+  }
+  const std::string png = engines::encode_png(green);
+  test_http_server host;
+  host.route("/green.png", {.status = 200, .headers = {{"Content-Type", "image/png"}}, .body = png});
+  host.route("/page", {.status = 200, .headers = {{"Content-Type", "image/png"}}, .body = "<html>hi</html>"});
+  auto create_with = [&](const std::string& url) {
+    const auto reply = client.create(
+        account.key,
+        json::serialize(json::object{
+            {"model_id", "vendor4-2"}, {"prompt", "a meadow"}, {"image_urls", json::array{url.c_str()}}}));
+    BOOST_REQUIRE_MESSAGE(reply.status == 200, reply.body);
+    return std::string(reply.json().at("data").at("task_id").as_string());
+  };
+  const std::string fetched = create_with(host.url("/green.png"));
+  const std::string inline_data = create_with("data:image/png;base64," + encode_base64(png));
+  const std::string unreachable = create_with("http://127.0.0.1:1/nothing.png");
+  const std::string not_an_image = create_with(host.url("/page"));
+  const std::string missing = create_with(host.url("/missing.png"));
+  for (const auto& id : {fetched, inline_data}) {
+    const auto result = poll_until_final(client, account.key, id);
+    BOOST_TEST(result.statuses.back() == 3);
+    const auto image = fetch(std::string(result.data.at("image_url").as_string()));
+    BOOST_TEST(png_size(image.body).first == 512);
+  }
+  for (const auto& [id, reason] :
+       {std::pair{unreachable, "could not be fetched: cannot connect"},
+        std::pair{not_an_image, "not a PNG, JPEG or WebP"}, std::pair{missing, "answered HTTP 404"}}) {
+    BOOST_TEST(poll_until_final(client, account.key, id).statuses.back() == 4);
+    const auto details = json::parse(gesso_cli({"task", "show", id, "--json"}).out).as_object();
+    BOOST_TEST(std::string(details.at("error").as_string()).find(reason) != std::string::npos,
+               details.at("error").as_string());
+  }
+  BOOST_TEST(host.requests() >= 3);
+  const auto shown = account_show(account.id);
+  BOOST_TEST(shown.at("balance").as_int64() == 100 - 2 * 6);  // the three failures were refunded
+  BOOST_TEST(shown.at("refunded").as_int64() == 3 * 6);
+  BOOST_TEST(shown.at("consistent").as_bool());
   BOOST_TEST(worker.stop() == 0);
   BOOST_TEST(server.stop() == 0);
 }

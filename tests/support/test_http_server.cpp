@@ -1,0 +1,76 @@
+#include "tests/support/test_http_server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+namespace gesso::testing {
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using asio::ip::tcp;
+
+struct test_http_server::impl {
+  asio::io_context ioc;
+  tcp::acceptor acceptor{ioc, {asio::ip::make_address("127.0.0.1"), 0}};
+  std::mutex mutex;
+  std::map<std::string, test_route> routes;
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+};
+
+test_http_server::test_http_server() : impl_(std::make_unique<impl>()) {
+  port_ = impl_->acceptor.local_endpoint().port();
+  impl_->thread = std::thread([this] {
+    while (!impl_->stopping) {
+      boost::system::error_code ec;
+      tcp::socket socket(impl_->ioc);
+      impl_->acceptor.accept(socket, ec);
+      if (ec || impl_->stopping) {
+        continue;
+      }
+      boost::beast::flat_buffer buffer;
+      http::request<http::string_body> req;
+      http::read(socket, buffer, req, ec);
+      if (ec) {
+        continue;
+      }
+      ++requests_;
+      const std::string target(req.target());
+      test_route r{404, {}, "not found", std::chrono::milliseconds(0)};
+      {
+        std::lock_guard lock(impl_->mutex);
+        if (const auto it = impl_->routes.find(target.substr(0, target.find('?')));
+            it != impl_->routes.end()) {
+          r = it->second;
+        }
+      }
+      std::this_thread::sleep_for(r.delay);
+      http::response<http::string_body> res(static_cast<http::status>(r.status), 11);
+      for (const auto& [name, value] : r.headers) {
+        res.set(name, value);
+      }
+      res.body() = r.body;
+      res.prepare_payload();
+      http::write(socket, res, ec);
+      socket.shutdown(tcp::socket::shutdown_both, ec);
+    }
+  });
+}
+
+test_http_server::~test_http_server() {
+  impl_->stopping = true;
+  // Wake the blocking accept with one last connection.
+  boost::system::error_code ec;
+  asio::io_context ioc;
+  tcp::socket poke(ioc);
+  poke.connect({asio::ip::make_address("127.0.0.1"), port_}, ec);
+  impl_->thread.join();
+}
+
+void test_http_server::route(const std::string& path, test_route r) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->routes[path] = std::move(r);
+}
+
+}  // namespace gesso::testing

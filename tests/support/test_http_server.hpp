@@ -1,0 +1,46 @@
+#pragma once
+// A tiny HTTP server on 127.0.0.1 for tests: fixed routes (status, headers, body, delay), a count of
+// the requests it received, and nothing else. Runs on its own thread until destroyed.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace gesso::testing {
+
+struct test_route {
+  int status = 200;
+  std::map<std::string, std::string> headers = {};
+  std::string body = {};
+  std::chrono::milliseconds delay{0};  ///< wait before answering
+};
+
+class test_http_server {
+ public:
+  test_http_server();
+  ~test_http_server();
+
+  /// Serves `route` at `path` (exact match, query ignored); other paths answer 404.
+  void route(const std::string& path, test_route r);
+
+  std::uint16_t port() const { return port_; }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+  /// Requests received so far (every connection that sent a request line).
+  int requests() const { return requests_.load(); }
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+  std::uint16_t port_ = 0;
+  std::atomic<int> requests_{0};
+};
+
+}  // namespace gesso::testing
