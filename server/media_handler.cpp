@@ -29,6 +29,12 @@ std::string_view content_type_of(std::string_view object) {
   if (object.ends_with(".png")) {
     return "image/png";
   }
+  if (object.ends_with(".jpg")) {
+    return "image/jpeg";
+  }
+  if (object.ends_with(".webp")) {
+    return "image/webp";
+  }
   if (object.ends_with(".mp4")) {
     return "video/mp4";
   }

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <random>
+#include <set>
 #include <thread>
 
 namespace gesso::server {
@@ -39,6 +40,7 @@ struct worker::impl {
   asio::signal_set signals{ioc, SIGTERM, SIGINT};
   bool wake_pending = false;
   int active = 0;
+  std::set<asio::steady_timer*> latency_waits;  ///< cancelled by a drain: those tasks are released
   std::atomic<bool> stopping{false};
 
   impl(worker_settings s, storage::pool_settings d)
@@ -122,11 +124,8 @@ awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task>
         return storage::retry_later(w->pool, task->id, task->lease_token, outcome->error,
                                     backoff(task->attempt));
       case kind::waiting:
-        if (outcome->provider_job &&
-            !storage::record_provider_job(w->pool, task->id, task->lease_token, *outcome->provider_job)) {
-          return false;
-        }
-        return storage::retry_later(w->pool, task->id, task->lease_token, "", outcome->delay);
+        return storage::wait_for_provider(w->pool, task->id, task->lease_token,
+                                          outcome->provider_job.value_or(""), outcome->delay);
     }
     return false;
   };
@@ -173,10 +172,29 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
     job->attempt = task->attempt;
     job->provider_job = task->provider_job;
     engines::engine* engine = engine_it->second.get();
-    if (const auto latency = engine->latency(*job); latency.count() > 0) {
+    if (const auto latency = engine->latency(*job); latency.count() > 0 && !w->stopping) {
       asio::steady_timer wait(w->ioc, latency);
+      w->latency_waits.insert(&wait);
       std::tuple<boost::system::error_code> waited = co_await wait.async_wait(as_tuple_awaitable);
       static_cast<void>(waited);
+      w->latency_waits.erase(&wait);
+    }
+    if (w->stopping) {
+      // Draining before any work was done: give the task back for another worker instead of waiting.
+      state->done = true;
+      state->timer.cancel();
+      try {
+        auto release = [w, t = task.get()] {
+          return storage::release_unstarted(w->pool, t->id, t->lease_token);
+        };
+        co_await w->db.run(std::move(release));
+        log::write(log::level::info, "task_released", {{"task_id", task->id}});
+      } catch (const std::exception& e) {
+        log::write(log::level::warn, "release_failed", {{"task_id", task->id}, {"reason", e.what()}});
+      }
+      --w->active;
+      w->wake_now();
+      co_return;
     }
     try {
       auto render = [engine, j = job.get(), w] { return engine->run(*j, *w->media); };
@@ -302,6 +320,9 @@ void worker::run() {
     w.stopping = true;
     w.wake.cancel();
     w.rescue_timer.cancel();
+    for (asio::steady_timer* wait : w.latency_waits) {
+      wait->cancel();
+    }
   });
   asio::co_spawn(w.ioc, claim_loop(&w), asio::detached);
   asio::co_spawn(w.ioc, housekeeping(&w), asio::detached);

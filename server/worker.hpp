@@ -1,7 +1,8 @@
 #pragma once
 // gesso-worker's engine room: claims due tasks, runs their engines concurrently on coroutines,
 // holds each task's lease with a heartbeat, finalizes by compare-and-set, refunds failures exactly
-// once, and rescues overdue tasks. SIGTERM stops claiming and lets held tasks finish.
+// once, and rescues overdue tasks. SIGTERM stops claiming, gives back tasks it has not started, and
+// lets the others finish.
 
 #include "core/catalog.hpp"
 #include "server/engines/engine.hpp"

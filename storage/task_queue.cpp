@@ -89,8 +89,19 @@ WHERE id = $1 AND lease_token = $2::uuid AND status = 2
 RETURNING id
 )sql";
 
-constexpr const char* provider_job_sql =
-    "UPDATE tasks SET provider_job = $3 WHERE id = $1 AND lease_token = $2::uuid AND status = 2 RETURNING id";
+constexpr const char* wait_sql = R"sql(
+UPDATE tasks SET provider_job = $3, run_after = now() + $4::bigint * interval '1 millisecond',
+                 attempts = attempts - 1, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+WHERE id = $1 AND lease_token = $2::uuid AND status = 2
+RETURNING id
+)sql";
+
+constexpr const char* release_sql = R"sql(
+UPDATE tasks SET run_after = now(), attempts = attempts - 1,
+                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+WHERE id = $1 AND lease_token = $2::uuid AND status = 2
+RETURNING id
+)sql";
 
 constexpr const char* count_due_sql = R"sql(
 SELECT count(*) FROM tasks
@@ -119,9 +130,10 @@ void prepare_queue_statements(pqxx::connection& c) {
   c.prepare("finalize_success", succeed_sql);
   c.prepare("finalize_failure", std::string(fail_head) + refund_cte);
   c.prepare("retry_later", retry_sql);
-  c.prepare("record_provider_job", provider_job_sql);
+  c.prepare("wait_for_provider", wait_sql);
   c.prepare("rescue_overdue", std::string(rescue_head) + refund_cte);
   c.prepare("count_due", count_due_sql);
+  c.prepare("release_unstarted", release_sql);
 }
 }  // namespace detail
 
@@ -182,10 +194,14 @@ bool retry_later(connection_pool& pool, std::string_view task_id, std::string_vi
                  delay.count());
 }
 
-bool record_provider_job(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                         std::string_view provider_job) {
-  return guarded(pool, "record_provider_job", std::string(task_id), std::string(lease_token),
-                 std::string(provider_job));
+bool wait_for_provider(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
+                       std::string_view provider_job, std::chrono::milliseconds delay) {
+  return guarded(pool, "wait_for_provider", std::string(task_id), std::string(lease_token),
+                 std::string(provider_job), delay.count());
+}
+
+bool release_unstarted(connection_pool& pool, std::string_view task_id, std::string_view lease_token) {
+  return guarded(pool, "release_unstarted", std::string(task_id), std::string(lease_token));
 }
 
 int rescue_overdue(connection_pool& pool, int limit) {

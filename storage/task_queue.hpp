@@ -61,9 +61,15 @@ bool finalize_failure(connection_pool& pool, std::string_view task_id, std::stri
 bool retry_later(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
                  std::string_view error, std::chrono::milliseconds delay);
 
-/// Records a remote engine's job id on a held task so that a later attempt polls instead of submitting.
-bool record_provider_job(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                         std::string_view provider_job);
+/// Releases a held task that a remote provider is working on: records the provider's job id (so a
+/// later claim polls instead of submitting again) and makes the task due again after `delay`. A poll
+/// is not an attempt: the claim's attempt is given back. The deadline still bounds the wait.
+bool wait_for_provider(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
+                       std::string_view provider_job, std::chrono::milliseconds delay);
+
+/// Gives a held task back untouched (a draining worker that had not started it): due at once, and
+/// the claim's attempt is given back. False when the lease was lost.
+bool release_unstarted(connection_pool& pool, std::string_view task_id, std::string_view lease_token);
 
 /// Fails and refunds, exactly once, up to `limit` unfinished tasks whose deadline passed or whose
 /// attempts ran out while no lease holds them. Returns how many it failed.

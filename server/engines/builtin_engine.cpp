@@ -3,6 +3,7 @@
 #include "server/engines/fetcher.hpp"
 #include "server/engines/image_decoder.hpp"
 #include "server/engines/picture.hpp"
+#include "server/engines/task_api_engine.hpp"
 #include "server/engines/video_encoder.hpp"
 
 #include <boost/json.hpp>
@@ -116,8 +117,15 @@ std::unique_ptr<engine> make_engine(const model_spec& model, const engine_enviro
       throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
     }
   }
+  if (model.engine == "task-api") {
+    try {
+      return std::make_unique<task_api_engine>(parse_task_api_settings(model.engine_settings, model), model);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
+    }
+  }
   throw std::invalid_argument("model \"" + model.id + "\": unknown engine \"" + model.engine +
-                              "\" (available: builtin)");
+                              "\" (available: builtin, task-api)");
 }
 
 }  // namespace gesso::engines

@@ -15,6 +15,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 
+#include <memory>
 #include <optional>
 
 namespace gesso::engines {
@@ -37,20 +38,32 @@ struct exchange_result {
 
 std::string describe(const boost::system::error_code& ec, std::size_t max_bytes) {
   if (ec == http::error::body_limit) {
-    return "the image is larger than " + std::to_string(max_bytes) + " bytes";
+    return "the response is larger than " + std::to_string(max_bytes) + " bytes";
   }
   return ec.message();
 }
 
+// The request line, headers and body of one exchange.
+struct outgoing {
+  std::string method;
+  std::string host;
+  std::string target;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
 template <class Stream>
-asio::awaitable<exchange_result> request_over(Stream* stream, const std::string* host,
-                                              const std::string* target, std::size_t max_bytes) {
+asio::awaitable<exchange_result> request_over(Stream* stream, const outgoing* out, std::size_t max_bytes) {
   exchange_result r;
-  http::request<http::empty_body> req(http::verb::get, *target, 11);
-  req.set(http::field::host, *host);
-  req.set(http::field::user_agent, "gesso-fetcher/1");
-  req.set(http::field::accept, "image/png, image/jpeg, image/webp");
+  http::request<http::string_body> req(http::string_to_verb(out->method), out->target, 11);
+  req.set(http::field::host, out->host);
+  req.set(http::field::user_agent, "gesso/1");
   req.set(http::field::connection, "close");
+  for (const auto& [name, value] : out->headers) {
+    req.set(name, value);
+  }
+  req.body() = out->body;
+  req.prepare_payload();
   auto [wec, wn] = co_await http::async_write(*stream, req, as_tuple_awaitable);
   if (wec) {
     r.error = "sending the request failed: " + wec.message();
@@ -71,8 +84,9 @@ asio::awaitable<exchange_result> request_over(Stream* stream, const std::string*
   co_return r;
 }
 
-asio::awaitable<exchange_result> exchange_once(std::string host, std::string port, std::string target,
+asio::awaitable<exchange_result> exchange_once(std::shared_ptr<const outgoing> out, std::string port,
                                                bool tls, std::size_t max_bytes) {
+  const std::string& host = out->host;
   const auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
   auto [ec, endpoints] = co_await resolver.async_resolve(host, port, as_tuple_awaitable);
@@ -85,7 +99,7 @@ asio::awaitable<exchange_result> exchange_once(std::string host, std::string por
     co_return exchange_result{.error = "cannot connect to " + host + ": " + cec.message()};
   }
   if (!tls) {
-    exchange_result r = co_await request_over(&tcp, &host, &target, max_bytes);
+    exchange_result r = co_await request_over(&tcp, out.get(), max_bytes);
     co_return r;
   }
   asio::ssl::context context(asio::ssl::context::tls_client);
@@ -98,61 +112,78 @@ asio::awaitable<exchange_result> exchange_once(std::string host, std::string por
   if (hec) {
     co_return exchange_result{.error = "TLS with " + host + " failed: " + hec.message()};
   }
-  exchange_result r = co_await request_over(&stream, &host, &target, max_bytes);
+  exchange_result r = co_await request_over(&stream, out.get(), max_bytes);
   co_return r;
+}
+
+// One exchange with `url` before `deadline`.
+checked<http_answer> request_until(const boost::urls::url_view& url, const http_call& call,
+                                   std::size_t max_bytes, std::chrono::steady_clock::time_point deadline) {
+  const bool tls = url.scheme_id() == boost::urls::scheme::https;
+  if (!tls && url.scheme_id() != boost::urls::scheme::http) {
+    return refusal{"only http and https URLs can be fetched"};
+  }
+  auto out = std::make_shared<outgoing>();
+  out->method = call.method;
+  out->host = std::string(url.encoded_host_address());
+  out->target = std::string(url.encoded_resource());
+  if (out->target.empty() || out->target.front() != '/') {
+    out->target.insert(0, "/");
+  }
+  out->headers = call.headers;
+  out->body = call.body;
+  const std::string port = url.has_port() ? std::string(url.port()) : (tls ? "443" : "80");
+  asio::io_context ioc;
+  std::optional<exchange_result> result;
+  asio::co_spawn(ioc, exchange_once(out, port, tls, max_bytes),
+                 [&result](std::exception_ptr error, exchange_result r) {
+                   if (error) {
+                     r.error = "the request failed unexpectedly";
+                   }
+                   result = std::move(r);
+                 });
+  const auto left = deadline - std::chrono::steady_clock::now();
+  ioc.run_for(std::max<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(1)));
+  if (!result) {
+    return refusal{"no answer from " + out->host + " in time"};
+  }
+  if (!result->error.empty()) {
+    return refusal{result->error};
+  }
+  return http_answer{result->status, std::move(result->location), std::move(result->body)};
 }
 
 checked<std::string> fetch_http(std::string_view text, const fetch_limits& limits) {
   const auto deadline = std::chrono::steady_clock::now() + limits.timeout;
   boost::urls::url current(boost::urls::parse_absolute_uri(text).value());
+  const http_call call{
+      .method = "GET", .url = {}, .headers = {{"Accept", "image/png, image/jpeg, image/webp"}}};
   for (int hop = 0;; ++hop) {
-    const bool tls = current.scheme_id() == boost::urls::scheme::https;
-    if (!tls && current.scheme_id() != boost::urls::scheme::http) {
-      return refusal{"redirected to a URL that is not http or https"};
+    auto answer = request_until(current, call, limits.max_bytes, deadline);
+    if (!answer) {
+      if (answer.error().reason.starts_with("no answer")) {
+        return refusal{"fetching " + std::string(current.encoded_host_address()) + " took longer than " +
+                       std::to_string(limits.timeout.count()) + " ms"};
+      }
+      return answer.error();
     }
-    const std::string host(current.encoded_host_name());
-    const std::string port = current.has_port() ? std::string(current.port()) : (tls ? "443" : "80");
-    std::string target(current.encoded_resource());
-    if (target.empty() || target.front() != '/') {
-      target.insert(0, "/");
-    }
-    asio::io_context ioc;
-    std::optional<exchange_result> result;
-    asio::co_spawn(ioc, exchange_once(host, port, target, tls, limits.max_bytes),
-                   [&result](std::exception_ptr error, exchange_result r) {
-                     if (error) {
-                       r.error = "the fetch failed unexpectedly";
-                     }
-                     result = std::move(r);
-                   });
-    const auto left = deadline - std::chrono::steady_clock::now();
-    ioc.run_for(std::max<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(1)));
-    if (!result) {
-      return refusal{"fetching " + host + " took longer than " + std::to_string(limits.timeout.count()) +
-                     " ms"};
-    }
-    if (!result->error.empty()) {
-      return refusal{result->error};
-    }
-    if (result->status >= 300 && result->status < 400 && !result->location.empty()) {
+    if (answer->status >= 300 && answer->status < 400 && !answer->location.empty()) {
       if (hop >= limits.max_redirects) {
         return refusal{"more than " + std::to_string(limits.max_redirects) + " redirects"};
       }
-      const auto next = boost::urls::parse_uri_reference(result->location);
-      if (!next) {
-        return refusal{"redirected to an invalid URL"};
-      }
+      const auto next = boost::urls::parse_uri_reference(answer->location);
       boost::urls::url resolved;
-      if (!boost::urls::resolve(current, *next, resolved)) {
+      if (!next || !boost::urls::resolve(current, *next, resolved)) {
         return refusal{"redirected to an invalid URL"};
       }
       current = resolved;
       continue;
     }
-    if (result->status != 200) {
-      return refusal{host + " answered HTTP " + std::to_string(result->status)};
+    if (answer->status != 200) {
+      return refusal{std::string(current.encoded_host_address()) + " answered HTTP " +
+                     std::to_string(answer->status)};
     }
-    return checked<std::string>(boost::system::in_place_value, std::move(result->body));
+    return checked<std::string>(boost::system::in_place_value, std::move(answer->body));
   }
 }
 
@@ -174,6 +205,15 @@ checked<std::string> fetch_input(std::string_view url, const fetch_limits& limit
     return refusal{"not a valid URL"};
   }
   return fetch_http(url, limits);
+}
+
+checked<http_answer> http_request(const http_call& call, std::size_t max_bytes,
+                                  std::chrono::milliseconds timeout) {
+  const auto url = boost::urls::parse_absolute_uri(call.url);
+  if (!url) {
+    return refusal{"not a valid URL: " + call.url};
+  }
+  return request_until(*url, call, max_bytes, std::chrono::steady_clock::now() + timeout);
 }
 
 }  // namespace gesso::engines

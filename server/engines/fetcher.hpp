@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace gesso::engines {
 
@@ -20,5 +22,25 @@ struct fetch_limits {
 
 /// The bytes `url` designates, or a sentence saying why they could not be had.
 checked<std::string> fetch_input(std::string_view url, const fetch_limits& limits = {});
+
+/// One HTTP request, for engines that talk to remote APIs.
+struct http_call {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers = {};
+  std::string body = {};
+};
+
+/// What came back, whatever the status.
+struct http_answer {
+  unsigned status = 0;
+  std::string location = {};
+  std::string body = {};
+};
+
+/// Sends `call` (redirects are not followed) within `timeout`, reading at most `max_bytes` of body.
+/// Fails only when no HTTP answer arrived (resolution, connection, TLS, timeout, size).
+checked<http_answer> http_request(const http_call& call, std::size_t max_bytes,
+                                  std::chrono::milliseconds timeout);
 
 }  // namespace gesso::engines

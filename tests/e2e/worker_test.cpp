@@ -32,7 +32,8 @@ const std::string test_catalog = R"({"models":{
   "vendor4-2": {"task_type":"image","price":6},
   "always-fails": {"task_type":"image","price":7,"engine_settings":{"failure_rate":1}},
   "always-busy": {"task_type":"image","price":9,"max_attempts":2,"engine_settings":{"retry_rate":1}},
-  "slow": {"task_type":"image","price":5,"engine_settings":{"latency_ms":1500}}
+  "slow": {"task_type":"image","price":5,"engine_settings":{"latency_ms":1500}},
+  "heavy": {"task_type":"video","price":5,"duration_seconds":6,"engine_settings":{"long_side":768}}
 }})";
 
 env_map with_catalog(env_map env = {}) {
@@ -251,6 +252,28 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(worker_faults)
 
+BOOST_AUTO_TEST_CASE(sigterm_gives_back_tasks_it_has_not_started) {
+  server_process server(with_catalog());
+  const auto client = server.client();
+  const auto account = make_account("give-back", 100);
+  auto first = std::make_unique<worker_process>(with_catalog());
+  const std::string id = create_task(client, account.key, "slow");  // 1.5 s of simulated latency
+  for (int i = 0; i < 100 && account_show(account.id).at("tasks").at("running").as_int64() < 1; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  BOOST_TEST(first->stop() == 0);
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 1s));  // did not wait out the latency
+  first.reset();
+  const auto details = json::parse(gesso_cli({"task", "show", id, "--json"}).out).as_object();
+  BOOST_TEST(details.at("attempts").as_int64() == 0);  // the attempt was given back
+  BOOST_TEST(details.at("lease_token").is_null());
+  worker_process second(with_catalog());
+  BOOST_TEST(poll_until_final(client, account.key, id).statuses.back() == 3);
+  BOOST_TEST(second.stop() == 0);
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_killed_worker_loses_nothing) {
   server_process server(with_catalog());
   const auto client = server.client();
@@ -287,15 +310,15 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_loses_nothing) {
   BOOST_TEST(server.stop() == 0);
 }
 
-BOOST_AUTO_TEST_CASE(sigterm_finishes_held_tasks_then_exits_zero) {
+BOOST_AUTO_TEST_CASE(sigterm_finishes_tasks_being_rendered_then_exits_zero) {
   server_process server(with_catalog());
   const auto client = server.client();
   const auto account = make_account("drain-worker", 100);
   worker_process worker(with_catalog());
-  const std::string a = create_task(client, account.key, "slow");
-  const std::string b = create_task(client, account.key, "slow");
+  const std::string a = create_task(client, account.key, "heavy");
+  const std::string b = create_task(client, account.key, "heavy");
   for (int i = 0; i < 200 && account_show(account.id).at("tasks").at("running").as_int64() < 2; ++i) {
-    std::this_thread::sleep_for(20ms);
+    std::this_thread::sleep_for(10ms);
   }
   BOOST_TEST(worker.stop() == 0);  // waits for both renders and their finalization
   const auto shown = account_show(account.id);

@@ -90,9 +90,9 @@ std::string pg_cluster::url() const {
   return "host=" + dir_ + " port=5432 user=gesso dbname=postgres";
 }
 
-std::string pg_cluster::psql(const std::string& sql) const {
-  return shell(bindir_ + "/psql -X -q -At -v ON_ERROR_STOP=1 -h " + dir_ + " -U gesso -d postgres -c " +
-               quote(sql));
+std::string pg_cluster::psql(const std::string& sql, const std::string& database) const {
+  return shell(bindir_ + "/psql -X -q -At -v ON_ERROR_STOP=1 -h " + dir_ + " -U gesso -d " + quote(database) +
+               " -c " + quote(sql));
 }
 
 void pg_cluster::stop(const std::string& mode) {

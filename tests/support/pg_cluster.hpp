@@ -16,8 +16,8 @@ class pg_cluster {
   /// libpq connection string for the cluster's database.
   std::string url() const;
 
-  /// Runs SQL with psql and returns its unaligned, tuples-only output.
-  std::string psql(const std::string& sql) const;
+  /// Runs SQL with psql (in `database`) and returns its unaligned, tuples-only output.
+  std::string psql(const std::string& sql, const std::string& database = "postgres") const;
 
   /// Stops the server ("fast" or "immediate"), or starts it again on the same socket.
   void stop(const std::string& mode = "fast");

@@ -5,6 +5,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include <vector>
+
 namespace gesso::testing {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
@@ -17,6 +19,7 @@ struct test_http_server::impl {
   std::map<std::string, test_route> routes;
   std::atomic<bool> stopping{false};
   std::thread thread;
+  std::vector<std::thread> connections;  ///< joined on destruction
 };
 
 test_http_server::test_http_server() : impl_(std::make_unique<impl>()) {
@@ -29,31 +32,36 @@ test_http_server::test_http_server() : impl_(std::make_unique<impl>()) {
       if (ec || impl_->stopping) {
         continue;
       }
-      boost::beast::flat_buffer buffer;
-      http::request<http::string_body> req;
-      http::read(socket, buffer, req, ec);
-      if (ec) {
-        continue;
-      }
-      ++requests_;
-      const std::string target(req.target());
-      test_route r{404, {}, "not found", std::chrono::milliseconds(0)};
-      {
-        std::lock_guard lock(impl_->mutex);
-        if (const auto it = impl_->routes.find(target.substr(0, target.find('?')));
-            it != impl_->routes.end()) {
-          r = it->second;
+      // Each connection on its own thread, so a slow route does not hold up the others.
+      std::lock_guard registry_lock(impl_->mutex);
+      impl_->connections.emplace_back([this, socket = std::move(socket)]() mutable {
+        boost::system::error_code io_error;
+        boost::beast::flat_buffer buffer;
+        http::request<http::string_body> req;
+        http::read(socket, buffer, req, io_error);
+        if (io_error) {
+          return;
         }
-      }
-      std::this_thread::sleep_for(r.delay);
-      http::response<http::string_body> res(static_cast<http::status>(r.status), 11);
-      for (const auto& [name, value] : r.headers) {
-        res.set(name, value);
-      }
-      res.body() = r.body;
-      res.prepare_payload();
-      http::write(socket, res, ec);
-      socket.shutdown(tcp::socket::shutdown_both, ec);
+        ++requests_;
+        const std::string target(req.target());
+        test_route r{404, {}, "not found", std::chrono::milliseconds(0)};
+        {
+          std::lock_guard lock(impl_->mutex);
+          if (const auto it = impl_->routes.find(target.substr(0, target.find('?')));
+              it != impl_->routes.end()) {
+            r = it->second;
+          }
+        }
+        std::this_thread::sleep_for(r.delay);
+        http::response<http::string_body> res(static_cast<http::status>(r.status), 11);
+        for (const auto& [name, value] : r.headers) {
+          res.set(name, value);
+        }
+        res.body() = r.body;
+        res.prepare_payload();
+        http::write(socket, res, io_error);
+        socket.shutdown(tcp::socket::shutdown_both, io_error);
+      });
     }
   });
 }
@@ -66,6 +74,9 @@ test_http_server::~test_http_server() {
   tcp::socket poke(ioc);
   poke.connect({asio::ip::make_address("127.0.0.1"), port_}, ec);
   impl_->thread.join();
+  for (auto& t : impl_->connections) {
+    t.join();
+  }
 }
 
 void test_http_server::route(const std::string& path, test_route r) {
