@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace gesso::storage::detail {
@@ -20,6 +21,11 @@ struct pool_access {
   /// Closes every idle connection: after one broke, the others are likely broken too.
   static void drop_idle(connection_pool& pool);
 };
+
+/// A nullable text column.
+inline std::optional<std::string> optional_text(const pqxx::field& f) {
+  return f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str());
+}
 
 /// Whether an SQLSTATE means "the database is unavailable right now" rather than a bug.
 bool is_unavailable_state(const std::string& sqlstate);

@@ -108,10 +108,6 @@ SELECT count(*) FROM tasks
 WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()
 )sql";
 
-std::optional<std::string> optional_text(const pqxx::field& f) {
-  return f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str());
-}
-
 // Runs a lease-guarded statement and reports whether it matched the held task.
 template <class... Args>
 bool guarded(connection_pool& pool, const char* statement, const Args&... args) {
@@ -157,8 +153,8 @@ std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owne
       t.engine = row[7].c_str();
       t.attempt = row[8].as<int>();
       t.max_attempts = row[9].as<int>();
-      t.provider_job = optional_text(row[10]);
-      t.last_error = optional_text(row[11]);
+      t.provider_job = detail::optional_text(row[10]);
+      t.last_error = detail::optional_text(row[11]);
       out.push_back(std::move(t));
     }
     return out;

@@ -47,10 +47,6 @@ constexpr const char* authenticate_sql =
 
 constexpr const char* details_sql = "SELECT row_to_json(t)::text FROM tasks t WHERE id = $1";
 
-std::optional<std::string> optional_text(const pqxx::field& f) {
-  return f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str());
-}
-
 }  // namespace
 
 namespace detail {
@@ -107,10 +103,10 @@ outcome<task_record> find_task(connection_pool& pool, std::string_view key_hash,
     t.status = static_cast<task_status>(row[4].as<int>());
     t.credits = row[5].as<std::int64_t>();
     t.created_at = row[6].as<std::int64_t>();
-    t.image_object = optional_text(row[7]);
-    t.video_object = optional_text(row[8]);
-    t.audio_object = optional_text(row[9]);
-    t.error = optional_text(row[10]);
+    t.image_object = detail::optional_text(row[7]);
+    t.video_object = detail::optional_text(row[8]);
+    t.audio_object = detail::optional_text(row[9]);
+    t.error = detail::optional_text(row[10]);
     return t;
   });
 }

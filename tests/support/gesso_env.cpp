@@ -86,18 +86,20 @@ env_map shared_env() {
           {"GESSO_LOG_LEVEL", "info"}};
 }
 
-server_process::server_process(const std::map<std::string, std::string>& extra_env) {
-  log_path_ = new_log_path("server");
+env_map with_shared(const env_map& extra) {
   env_map env = shared_env();
-  env["GESSO_LISTEN"] = "127.0.0.1:0";
-  for (const auto& [k, v] : extra_env) {
+  for (const auto& [k, v] : extra) {
     env[k] = v;
   }
-  process_ = std::make_unique<child_process>(GESSO_SERVER_BIN, std::vector<std::string>{}, env, log_path_);
-  port_ = port_from_listen_line(process_->read_line(std::chrono::seconds(20)));
+  return env;
 }
 
-server_process::~server_process() {
+gesso_process::gesso_process(const char* program, const env_map& env, const std::string& name)
+    : name_(name), log_path_(new_log_path(name)) {
+  process_ = std::make_unique<child_process>(program, std::vector<std::string>{}, env, log_path_);
+}
+
+gesso_process::~gesso_process() {
   if (!stopped_) {
     try {
       stop();
@@ -107,48 +109,39 @@ server_process::~server_process() {
   }
 }
 
-int server_process::stop() {
+int gesso_process::stop() {
   stopped_ = true;
   process_->send_signal(SIGTERM);
-  const int status = process_->wait(std::chrono::seconds(20));
-  show_log_on_failure("gesso-server", status, log_path_);
+  const int status = process_->wait(std::chrono::seconds(60));
+  show_log_on_failure(name_, status, log_path_);
   return status;
 }
 
-worker_process::worker_process(const env_map& extra_env) : log_path_(new_log_path("worker")) {
-  env_map env = shared_env();
-  for (const auto& [k, v] : extra_env) {
+void gesso_process::kill() {
+  stopped_ = true;
+  process_->send_signal(SIGKILL);
+  process_->wait(std::chrono::seconds(20));
+}
+
+env_map server_env(const env_map& extra) {
+  env_map env = with_shared({{"GESSO_LISTEN", "127.0.0.1:0"}});
+  for (const auto& [k, v] : extra) {
     env[k] = v;
   }
-  process_ = std::make_unique<child_process>(GESSO_WORKER_BIN, std::vector<std::string>{}, env, log_path_);
+  return env;
+}
+
+server_process::server_process(const env_map& extra_env)
+    : gesso_process(GESSO_SERVER_BIN, server_env(extra_env), "gesso-server") {
+  port_ = port_from_listen_line(process_->read_line(std::chrono::seconds(20)));
+}
+
+worker_process::worker_process(const env_map& extra_env)
+    : gesso_process(GESSO_WORKER_BIN, with_shared(extra_env), "gesso-worker") {
   const std::string line = process_->read_line(std::chrono::seconds(20));
   if (line.find("running") == std::string::npos) {
     throw std::runtime_error("gesso-worker did not start: " + line);
   }
-}
-
-worker_process::~worker_process() {
-  if (!stopped_) {
-    try {
-      stop();
-    } catch (const std::exception&) {
-      // the child_process destructor kills it
-    }
-  }
-}
-
-int worker_process::stop() {
-  stopped_ = true;
-  process_->send_signal(SIGTERM);
-  const int status = process_->wait(std::chrono::seconds(60));
-  show_log_on_failure("gesso-worker", status, log_path_);
-  return status;
-}
-
-void worker_process::kill() {
-  stopped_ = true;
-  process_->send_signal(SIGKILL);
-  process_->wait(std::chrono::seconds(20));
 }
 
 poll_result poll_until_final(const http_client& client, const std::string& key, const std::string& task_id,

@@ -45,41 +45,44 @@ inline constexpr const char* test_signing_key = "test-signing-key-0123456789abcd
 /// the signing key, and quiet logs.
 env_map shared_env();
 
-/// A running gesso-server on 127.0.0.1 and a free port, stopped with SIGTERM.
-class server_process {
+/// A Gesso process started for a test: its log is kept in a file and shown if it exits badly;
+/// it is stopped with SIGTERM when the test is done with it.
+class gesso_process {
  public:
-  explicit server_process(const std::map<std::string, std::string>& extra_env = {});
-  ~server_process();  ///< stop() if still running
+  gesso_process(const char* program, const env_map& env, const std::string& name);
+  virtual ~gesso_process();  ///< stop() if still running
+  gesso_process(const gesso_process&) = delete;
+  gesso_process& operator=(const gesso_process&) = delete;
 
   /// SIGTERM and wait; returns the exit status (0 expected).
   int stop();
+  /// SIGKILL: a crash.
+  void kill();
+
+ protected:
+  std::string name_;
+  std::string log_path_;
+  std::unique_ptr<child_process> process_;
+  bool stopped_ = false;
+};
+
+/// A running gesso-server on 127.0.0.1 and a free port.
+class server_process : public gesso_process {
+ public:
+  explicit server_process(const env_map& extra_env = {});
 
   http_client client() const { return http_client("127.0.0.1", port_); }
   std::uint16_t port() const { return port_; }
   const std::string& log_path() const { return log_path_; }
 
  private:
-  std::string log_path_;
-  std::unique_ptr<child_process> process_;
   std::uint16_t port_ = 0;
-  bool stopped_ = false;
 };
 
-/// A running gesso-worker, stopped with SIGTERM (or killed).
-class worker_process {
+/// A running gesso-worker.
+class worker_process : public gesso_process {
  public:
   explicit worker_process(const env_map& extra_env = {});
-  ~worker_process();
-
-  /// SIGTERM and wait; returns the exit status (0 expected).
-  int stop();
-  /// SIGKILL: the crash of a worker holding tasks.
-  void kill();
-
- private:
-  std::string log_path_;
-  std::unique_ptr<child_process> process_;
-  bool stopped_ = false;
 };
 
 /// Polls a task until it is final (3 or 4), returning every task_status seen in order and the last data.
