@@ -16,17 +16,8 @@ start_server
 task=$(curl -s "$base/api/v1/tasks/create" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
   -d '{"model_id":"vendor4-2","prompt":"benchmark"}' | sed -E 's/.*"task_id":"([^"]+)".*/\1/')
 
-# The create statement of storage/tasks.cpp with a fresh id per transaction: the same work, no HTTP.
-cat >"$work/create.sql" <<SQL
-\\set a random(1, $accounts)
-WITH key AS (SELECT account_id FROM api_keys WHERE account_id = :a AND revoked_at IS NULL),
-debit AS (UPDATE accounts a SET balance = a.balance - 6 FROM key WHERE a.id = key.account_id AND a.balance >= 6 RETURNING a.id),
-task AS (INSERT INTO tasks (id, account_id, request_id, model_id, task_type, prompt, aspect_ratio, image_urls, credits, engine, max_attempts, deadline_at)
-         SELECT 'task_' || md5(random()::text), debit.id, 'req_bench', 'vendor4-2', 'image', 'benchmark', '1:1', '[]'::jsonb, 6, 'builtin', 3, now() + interval '300 seconds'
-         FROM debit RETURNING id, account_id, created_at),
-charge AS (INSERT INTO ledger (account_id, task_id, kind, amount) SELECT account_id, id, 'charge', 6 FROM task)
-SELECT (SELECT account_id FROM key), (SELECT floor(extract(epoch FROM created_at))::bigint FROM task);
-SQL
+# The server's create statement with a fresh id per transaction: the same work, no HTTP.
+create_script "$work/create.sql" "$accounts" vendor4-2 6
 # The query statement: key joined to the task by id and account, a point lookup on both primary keys.
 cat >"$work/query.sql" <<SQL
 SELECT k.account_id, t.id, t.model_id, t.task_type, t.status, t.credits, floor(extract(epoch FROM t.created_at))::bigint,

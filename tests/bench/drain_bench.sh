@@ -35,16 +35,7 @@ psql_ -c "DELETE FROM tasks WHERE id LIKE 'task_ceiling_%'"
 psql_ -c "VACUUM ANALYZE tasks"
 
 # A backlog of real tasks (debited, with ledger charges) made with the server's create statement.
-cat >"$work/create.sql" <<SQL
-\\set a random(1, 64)
-WITH key AS (SELECT account_id FROM api_keys WHERE account_id = :a AND revoked_at IS NULL),
-debit AS (UPDATE accounts a SET balance = a.balance - 1 FROM key WHERE a.id = key.account_id AND a.balance >= 1 RETURNING a.id),
-task AS (INSERT INTO tasks (id, account_id, request_id, model_id, task_type, prompt, aspect_ratio, image_urls, credits, engine, max_attempts, deadline_at)
-         SELECT 'task_' || md5(random()::text), debit.id, 'req_bench', 'bench-image', 'image', 'benchmark', '1:1', '[]'::jsonb, 1, 'builtin', 3, now() + interval '300 seconds'
-         FROM debit RETURNING id, account_id, created_at),
-charge AS (INSERT INTO ledger (account_id, task_id, kind, amount) SELECT account_id, id, 'charge', 1 FROM task)
-SELECT 1;
-SQL
+create_script "$work/create.sql" 64 bench-image 1
 pgbench_ -c 8 -j 2 -t $((backlog / 8)) -f "$work/create.sql" >/dev/null
 queued=$(psql_ -c "SELECT count(*) FROM tasks WHERE status = 1")
 
