@@ -39,6 +39,7 @@ constexpr std::string_view known_names[] = {
     "GESSO_WORKER_POLL_MS",
     "GESSO_WORKER_RESCUE_MS",
     "GESSO_FFMPEG",
+    "GESSO_FETCH_ALLOW_NETWORKS",
 };
 
 // Parses a whole decimal integer in [lo, hi] or explains what is wrong with it.
@@ -145,6 +146,13 @@ config_result load_config(std::span<const char* const> environment) {
     while (c.public_url.ends_with('/')) {
       c.public_url.pop_back();
     }
+  }
+  if (const std::string* v = text("GESSO_FETCH_ALLOW_NETWORKS")) {
+    auto networks = parse_networks(*v);
+    if (!networks) {
+      return refusal{"GESSO_FETCH_ALLOW_NETWORKS: " + networks.error().reason};
+    }
+    c.fetch_allowed_networks = std::move(*networks);
   }
   if (c.media_dir.empty()) {
     return refusal{"GESSO_MEDIA_DIR must not be empty"};

@@ -2,11 +2,13 @@
 // The one typed configuration of every Gesso process, read from GESSO_* environment variables.
 
 #include "core/error.hpp"
+#include "core/network_policy.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace gesso {
 
@@ -44,6 +46,8 @@ struct config {
   std::chrono::milliseconds worker_poll{1000};    ///< GESSO_WORKER_POLL_MS: claim even without a wake-up
   std::chrono::milliseconds worker_rescue_interval{5000};  ///< GESSO_WORKER_RESCUE_MS
   std::string ffmpeg = "ffmpeg";  ///< GESSO_FFMPEG: the encoder the builtin engine runs
+  std::vector<ip_network>
+      fetch_allowed_networks;  ///< GESSO_FETCH_ALLOW_NETWORKS: non-public networks allowed
 };
 
 /// Reads the configuration from `environment` ("NAME=value" entries, as in `environ`). Unknown GESSO_*

@@ -36,7 +36,8 @@ int main() {
 
   try {
     engines::media_store media(cfg.media_dir);
-    server::worker w(settings, models, engines::engine_environment{cfg.ffmpeg}, database, media);
+    const engines::engine_environment environment{cfg.ffmpeg, fetch_policy{cfg.fetch_allowed_networks}};
+    server::worker w(settings, models, environment, database, media);
     std::cout << "gesso-worker " << settings.id << " running" << std::endl;
     w.run();
   } catch (const std::invalid_argument& e) {

@@ -68,7 +68,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
   std::vector<rgb_image> inputs;
   for (std::size_t i = 0; i < job.image_urls.size(); ++i) {
     const std::string where = "image_urls[" + std::to_string(i) + "]";
-    auto bytes = fetch_input(job.image_urls[i]);
+    auto bytes = fetch_input(job.image_urls[i], fetch_limits{.policy = environment_.fetching});
     if (!bytes) {
       out.status = engine_outcome::kind::failed;
       out.error = where + " could not be fetched: " + bytes.error().reason;
@@ -98,7 +98,8 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     request.video = scratch / (job.task_id + ".mp4");
     request.audio = scratch / (job.task_id + ".m4a");
     encode_video(
-        request, [&](int i) { return picture.render(static_cast<double>(i) / settings_.fps); }, ffmpeg_);
+        request, [&](int i) { return picture.render(static_cast<double>(i) / settings_.fps); },
+        environment_.ffmpeg);
     out.video = media_store::object_key(job.task_id, "mp4");
     out.audio = media_store::object_key(job.task_id, "m4a");
     media.adopt(*out.video, request.video);
@@ -111,15 +112,15 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
 std::unique_ptr<engine> make_engine(const model_spec& model, const engine_environment& environment) {
   if (model.engine == "builtin") {
     try {
-      return std::make_unique<builtin_engine>(parse_builtin_settings(model.engine_settings),
-                                              environment.ffmpeg);
+      return std::make_unique<builtin_engine>(parse_builtin_settings(model.engine_settings), environment);
     } catch (const std::exception& e) {
       throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
     }
   }
   if (model.engine == "task-api") {
     try {
-      return std::make_unique<task_api_engine>(parse_task_api_settings(model.engine_settings, model), model);
+      return std::make_unique<task_api_engine>(parse_task_api_settings(model.engine_settings, model), model,
+                                               environment.fetching);
     } catch (const std::exception& e) {
       throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
     }

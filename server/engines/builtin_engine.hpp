@@ -25,15 +25,15 @@ builtin_settings parse_builtin_settings(std::string_view json_text);
 
 class builtin_engine final : public engine {
  public:
-  explicit builtin_engine(builtin_settings settings, std::string ffmpeg = "ffmpeg")
-      : settings_(settings), ffmpeg_(std::move(ffmpeg)) {}
+  explicit builtin_engine(builtin_settings settings, engine_environment environment = {})
+      : settings_(settings), environment_(std::move(environment)) {}
   std::chrono::milliseconds latency(const engine_job&) const override;
   engine_outcome run(const engine_job& job, media_store& media) override;
 
  private:
   double chance();
   builtin_settings settings_;
-  std::string ffmpeg_;
+  engine_environment environment_;
   std::mutex random_mutex_;
   std::mt19937_64 random_{std::random_device{}()};
 };

@@ -3,6 +3,7 @@
 // render at once; remote engines submit to a provider and are polled on later attempts.
 
 #include "core/catalog.hpp"
+#include "core/network_policy.hpp"
 #include "server/engines/media_store.hpp"
 
 #include <chrono>
@@ -55,6 +56,7 @@ class engine {
 /// What engines need from the process configuration.
 struct engine_environment {
   std::string ffmpeg = "ffmpeg";  ///< the encoder program (GESSO_FFMPEG)
+  fetch_policy fetching = {};     ///< where input images and remote outputs may be fetched from
 };
 
 /// The engine a model's catalog entry names, built with its engine_settings; throws std::invalid_argument

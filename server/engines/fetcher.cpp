@@ -50,6 +50,7 @@ struct outgoing {
   std::string target;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  fetch_policy policy;
 };
 
 template <class Stream>
@@ -93,8 +94,29 @@ asio::awaitable<exchange_result> exchange_once(std::shared_ptr<const outgoing> o
   if (ec) {
     co_return exchange_result{.error = "cannot resolve " + host + ": " + ec.message()};
   }
+  // Check every address the name resolved to; connect only to those that passed, so a second
+  // resolution (DNS rebinding) cannot swap in another address.
+  std::vector<tcp::endpoint> allowed;
+  std::string refused;
+  for (const auto& entry : endpoints) {
+    const auto address = entry.endpoint().address();
+    std::string why;
+    if (address.is_v4()) {
+      why = out->policy.refusal_for(address.to_v4().to_bytes());
+    } else {
+      why = out->policy.refusal_for(address.to_v6().to_bytes());
+    }
+    if (why.empty()) {
+      allowed.push_back(entry.endpoint());
+    } else if (refused.empty()) {
+      refused = address.to_string() + ", " + why;
+    }
+  }
+  if (allowed.empty()) {
+    co_return exchange_result{.error = "refused to connect to " + host + ": it resolves to " + refused};
+  }
   beast::tcp_stream tcp(executor);
-  auto [cec, connected] = co_await tcp.async_connect(endpoints, as_tuple_awaitable);
+  auto [cec, connected] = co_await tcp.async_connect(allowed, as_tuple_awaitable);
   if (cec) {
     co_return exchange_result{.error = "cannot connect to " + host + ": " + cec.message()};
   }
@@ -118,7 +140,8 @@ asio::awaitable<exchange_result> exchange_once(std::shared_ptr<const outgoing> o
 
 // One exchange with `url` before `deadline`.
 checked<http_answer> request_until(const boost::urls::url_view& url, const http_call& call,
-                                   std::size_t max_bytes, std::chrono::steady_clock::time_point deadline) {
+                                   std::size_t max_bytes, std::chrono::steady_clock::time_point deadline,
+                                   const fetch_policy& policy) {
   const bool tls = url.scheme_id() == boost::urls::scheme::https;
   if (!tls && url.scheme_id() != boost::urls::scheme::http) {
     return refusal{"only http and https URLs can be fetched"};
@@ -132,6 +155,7 @@ checked<http_answer> request_until(const boost::urls::url_view& url, const http_
   }
   out->headers = call.headers;
   out->body = call.body;
+  out->policy = policy;
   const std::string port = url.has_port() ? std::string(url.port()) : (tls ? "443" : "80");
   asio::io_context ioc;
   std::optional<exchange_result> result;
@@ -159,7 +183,7 @@ checked<std::string> fetch_http(std::string_view text, const fetch_limits& limit
   const http_call call{
       .method = "GET", .url = {}, .headers = {{"Accept", "image/png, image/jpeg, image/webp"}}};
   for (int hop = 0;; ++hop) {
-    auto answer = request_until(current, call, limits.max_bytes, deadline);
+    auto answer = request_until(current, call, limits.max_bytes, deadline, limits.policy);
     if (!answer) {
       if (answer.error().reason.starts_with("no answer")) {
         return refusal{"fetching " + std::string(current.encoded_host_address()) + " took longer than " +
@@ -208,12 +232,12 @@ checked<std::string> fetch_input(std::string_view url, const fetch_limits& limit
 }
 
 checked<http_answer> http_request(const http_call& call, std::size_t max_bytes,
-                                  std::chrono::milliseconds timeout) {
+                                  std::chrono::milliseconds timeout, const fetch_policy& policy) {
   const auto url = boost::urls::parse_absolute_uri(call.url);
   if (!url) {
     return refusal{"not a valid URL: " + call.url};
   }
-  return request_until(*url, call, max_bytes, std::chrono::steady_clock::now() + timeout);
+  return request_until(*url, call, max_bytes, std::chrono::steady_clock::now() + timeout, policy);
 }
 
 }  // namespace gesso::engines

@@ -1,9 +1,11 @@
 #pragma once
 // The one fetcher for input images: data: URLs are decoded, http(s) URLs are fetched with caps on
-// bytes, time and redirects. The content is sniffed by the decoder, never trusted from headers.
-// (Refusing non-public destinations is added here by the hostile-input work: issue "Hostile input".)
+// bytes, time and redirects. Every resolved address is checked against the fetch policy and the
+// connection goes to exactly the addresses that passed (no second resolution), at every redirect.
+// The content is sniffed by the decoder, never trusted from headers.
 
 #include "core/error.hpp"
+#include "core/network_policy.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -18,6 +20,7 @@ struct fetch_limits {
   std::size_t max_bytes = 10 * 1024 * 1024;
   std::chrono::milliseconds timeout{10000};  ///< for the whole fetch, redirects included
   int max_redirects = 3;
+  fetch_policy policy = {};  ///< which destinations may be contacted
 };
 
 /// The bytes `url` designates, or a sentence saying why they could not be had.
@@ -38,9 +41,10 @@ struct http_answer {
   std::string body = {};
 };
 
-/// Sends `call` (redirects are not followed) within `timeout`, reading at most `max_bytes` of body.
-/// Fails only when no HTTP answer arrived (resolution, connection, TLS, timeout, size).
+/// Sends `call` (redirects are not followed) within `timeout`, reading at most `max_bytes` of body, to
+/// an address `policy` allows. Fails only when no HTTP answer arrived (refused destination,
+/// resolution, connection, TLS, timeout, size).
 checked<http_answer> http_request(const http_call& call, std::size_t max_bytes,
-                                  std::chrono::milliseconds timeout);
+                                  std::chrono::milliseconds timeout, const fetch_policy& policy);
 
 }  // namespace gesso::engines

@@ -182,7 +182,7 @@ engine_outcome task_api_engine::submit(const engine_job& job) {
                                            {"aspect_ratio", job.aspect_ratio},
                                            {"image_urls", std::move(urls)}})};
   const auto answer =
-      http_request(call, 1024 * 1024, std::chrono::milliseconds(settings_.request_timeout_ms));
+      http_request(call, 1024 * 1024, std::chrono::milliseconds(settings_.request_timeout_ms), policy_);
   if (!answer) {
     out.status = engine_outcome::kind::retry;
     out.error = "the upstream did not answer: " + answer.error().reason;
@@ -221,7 +221,7 @@ engine_outcome task_api_engine::poll(const engine_job& job, media_store& media) 
                        .url = settings_.base_url + "/api/v1/tasks/" + *job.provider_job,
                        .headers = {{"Authorization", "Bearer " + settings_.api_key}}};
   const auto answer =
-      http_request(call, 1024 * 1024, std::chrono::milliseconds(settings_.request_timeout_ms));
+      http_request(call, 1024 * 1024, std::chrono::milliseconds(settings_.request_timeout_ms), policy_);
   if (!answer) {
     return out;  // a failed poll is not a failed task: the deadline bounds the wait
   }
@@ -245,7 +245,8 @@ engine_outcome task_api_engine::poll(const engine_job& job, media_store& media) 
     return out;
   }
   // Succeeded upstream: copy the outputs, so our URLs do not depend on the upstream's retention.
-  const fetch_limits limits{.max_bytes = settings_.max_output_bytes, .timeout = 120s, .max_redirects = 3};
+  const fetch_limits limits{
+      .max_bytes = settings_.max_output_bytes, .timeout = 120s, .max_redirects = 3, .policy = policy_};
   auto copy = [&](const std::optional<std::string>& url, std::string_view what,
                   std::optional<std::string>* object) -> bool {
     if (!url) {

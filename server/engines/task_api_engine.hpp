@@ -45,8 +45,8 @@ upstream_task read_query_answer(unsigned status, std::string_view body);
 
 class task_api_engine final : public engine {
  public:
-  task_api_engine(task_api_settings settings, const model_spec& model)
-      : settings_(std::move(settings)), type_(model.type) {}
+  task_api_engine(task_api_settings settings, const model_spec& model, fetch_policy policy)
+      : settings_(std::move(settings)), type_(model.type), policy_(std::move(policy)) {}
   engine_outcome run(const engine_job& job, media_store& media) override;
 
  private:
@@ -54,6 +54,7 @@ class task_api_engine final : public engine {
   engine_outcome poll(const engine_job& job, media_store& media);
   task_api_settings settings_;
   task_type type_;
+  fetch_policy policy_;
 };
 
 }  // namespace gesso::engines

@@ -4,6 +4,7 @@
 #include "core/base64.hpp"
 #include "core/catalog.hpp"
 #include "core/ids.hpp"
+#include "core/network_policy.hpp"
 #include "server/engines/builtin_engine.hpp"
 #include "server/engines/fetcher.hpp"
 #include "server/engines/image_decoder.hpp"
@@ -136,23 +137,73 @@ BOOST_AUTO_TEST_CASE(the_fetcher_reads_data_and_http_urls_within_its_caps) {
   BOOST_TEST(!fetch_input("data:image/png;base64,@@@").has_value());
 
   test_http_server host;
+  const fetch_limits loopback{.policy = {parse_networks("127.0.0.0/8").value()}};  // the test's own host
   host.route("/fox.png", {.status = 200, .headers = {{"Content-Type", "text/plain"}}, .body = png});
   host.route("/moved", {.status = 302, .headers = {{"Location", "/fox.png"}}});
   host.route("/loop", {.status = 302, .headers = {{"Location", "/loop"}}});
   host.route("/slow", {.status = 200, .body = png, .delay = 1500ms});
   host.route("/gone", {.status = 404});
-  BOOST_TEST(fetch_input(host.url("/fox.png")).value() == png);  // the header lies; the bytes decide later
-  BOOST_TEST(fetch_input(host.url("/moved")).value() == png);
+  BOOST_TEST(fetch_input(host.url("/fox.png"), loopback).value() ==
+             png);  // the header lies; the bytes decide later
+  BOOST_TEST(fetch_input(host.url("/moved"), loopback).value() == png);
   auto reason = [](const checked<std::string>& r) { return r ? std::string("(fetched)") : r.error().reason; };
-  BOOST_TEST(reason(fetch_input(host.url("/loop"))).find("more than 3 redirects") != std::string::npos);
-  BOOST_TEST(reason(fetch_input(host.url("/gone"))).find("answered HTTP 404") != std::string::npos);
-  BOOST_TEST(reason(fetch_input(host.url("/slow"), {.timeout = 300ms})).find("took longer than 300 ms") !=
+  BOOST_TEST(reason(fetch_input(host.url("/loop"), loopback)).find("more than 3 redirects") !=
              std::string::npos);
-  BOOST_TEST(reason(fetch_input(host.url("/fox.png"), {.max_bytes = 100})).find("larger than 100 bytes") !=
+  BOOST_TEST(reason(fetch_input(host.url("/gone"), loopback)).find("answered HTTP 404") != std::string::npos);
+  BOOST_TEST(reason(fetch_input(host.url("/slow"), {.timeout = 300ms, .policy = loopback.policy}))
+                 .find("took longer than 300 ms") != std::string::npos);
+  BOOST_TEST(reason(fetch_input(host.url("/fox.png"), {.max_bytes = 100, .policy = loopback.policy}))
+                 .find("larger than 100 bytes") != std::string::npos);
+  BOOST_TEST(reason(fetch_input("http://127.0.0.1:1/nothing", loopback)).find("cannot connect") !=
              std::string::npos);
-  BOOST_TEST(reason(fetch_input("http://127.0.0.1:1/nothing")).find("cannot connect") != std::string::npos);
   BOOST_TEST(reason(fetch_input("http://no-such-host.invalid/x")).find("cannot resolve") !=
              std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(non_public_destinations_are_refused_before_any_connection) {
+  test_http_server watched;
+  watched.route("/secret", {.status = 200, .body = png});
+  const std::string port = std::to_string(watched.port());
+  for (const std::string& url : std::vector<std::string>{
+           "http://127.0.0.1:" + port + "/secret",
+           "http://localhost:" + port + "/secret",     // a name that resolves to loopback
+           "http://127.1:" + port + "/secret",         // short form
+           "http://0x7f.0.0.1:" + port + "/secret",    // hexadecimal
+           "http://0x7f000001:" + port + "/secret",    // one hexadecimal number
+           "http://2130706433:" + port + "/secret",    // one decimal number
+           "http://017700000001:" + port + "/secret",  // one octal number
+           "http://0177.0.0.1:" + port + "/secret",    // octal octet
+           "http://[::ffff:127.0.0.1]:" + port + "/secret",
+           "http://[::1]:" + port + "/secret",
+           "http://0.0.0.0:" + port + "/secret",
+           "http://169.254.169.254/latest/meta-data/",  // cloud metadata
+           "http://10.0.0.1/x",
+           "http://192.168.1.1/x",
+           "http://100.64.0.1/x",
+           "http://[fd00::1]/x",
+           "http://[fe80::1]/x",
+           "http://[64:ff9b::7f00:1]/x",
+           "http://[2002:7f00:1::1]/x",
+           "http://224.0.0.1/x",
+       }) {
+    const auto r = fetch_input(url, {.timeout = 2000ms});
+    BOOST_TEST_REQUIRE(!r.has_value(), url);
+    BOOST_TEST(r.error().reason.find("refused to connect") != std::string::npos,
+               url << ": " << r.error().reason);
+  }
+  BOOST_TEST(watched.requests() == 0);  // nothing ever reached the listener
+
+  // A redirect from an allowed host to an address that is not allowed is refused at that hop.
+  test_http_server allowed_host;
+  allowed_host.route("/hop",
+                     {.status = 302, .headers = {{"Location", "http://127.0.0.2:" + port + "/secret"}}});
+  const fetch_limits only_this_host{.policy = {parse_networks("127.0.0.1/32").value()}};
+  const auto hop = fetch_input(allowed_host.url("/hop"), only_this_host);
+  BOOST_TEST_REQUIRE(!hop.has_value());
+  BOOST_TEST(hop.error().reason.find("refused to connect to 127.0.0.2") != std::string::npos,
+             hop.error().reason);
+  BOOST_TEST(allowed_host.requests() == 1);
+  BOOST_TEST(watched.requests() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(the_builtin_engine_uses_input_images_visibly) {

@@ -83,6 +83,7 @@ env_map shared_env() {
   return {{"GESSO_DATABASE_URL", cluster().url()},
           {"GESSO_MEDIA_DIR", (process_temp_dir() / "media").string()},
           {"GESSO_MEDIA_SIGNING_KEY", test_signing_key},
+          {"GESSO_FETCH_ALLOW_NETWORKS", "127.0.0.0/8"},  // the tests' own image hosts and upstreams
           {"GESSO_LOG_LEVEL", "info"}};
 }
 

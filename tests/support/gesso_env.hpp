@@ -42,7 +42,7 @@ using env_map = std::map<std::string, std::string>;
 inline constexpr const char* test_signing_key = "test-signing-key-0123456789abcdef0123456789";
 
 /// What servers and workers of this test process share: the database, a private media directory,
-/// the signing key, and quiet logs.
+/// the signing key, loopback allowed for fetching (the tests' image hosts), and logs.
 env_map shared_env();
 
 /// A Gesso process started for a test: its log is kept in a file and shown if it exits badly;
