@@ -40,6 +40,24 @@ std::optional<envelope> read_envelope(const json::value& root) {
   return e;
 }
 
+// The envelope of a body, or nothing when the body is not JSON or not an envelope. The data object
+// is copied out so the envelope does not borrow from a parsed document.
+struct owned_envelope {
+  std::int64_t code = -1;
+  std::string msg;
+  std::optional<json::object> data;
+};
+
+std::optional<owned_envelope> envelope_of(std::string_view body) {
+  boost::system::error_code ec;
+  const json::value root = json::parse(body, ec);
+  const auto e = ec ? std::nullopt : read_envelope(root);
+  if (!e) {
+    return std::nullopt;
+  }
+  return owned_envelope{e->code, e->msg, e->data ? std::optional<json::object>(*e->data) : std::nullopt};
+}
+
 std::optional<std::string> url_field(const json::object& data, std::string_view name) {
   const auto* v = data.if_contains(name);
   if (v == nullptr || !v->is_string() || v->as_string().empty()) {
@@ -103,9 +121,7 @@ task_api_settings parse_task_api_settings(std::string_view json_text, const mode
 
 upstream_created read_create_answer(unsigned status, std::string_view body) {
   upstream_created r;
-  boost::system::error_code ec;
-  const json::value root = json::parse(body, ec);
-  const auto e = ec ? std::nullopt : read_envelope(root);
+  const auto e = envelope_of(body);
   if (status == 401) {
     r.outcome = upstream_created::kind::unauthorized;
     r.message = e ? e->msg : "";
@@ -117,7 +133,7 @@ upstream_created read_create_answer(unsigned status, std::string_view body) {
     return r;
   }
   r.message = e->msg;
-  if (status == 200 && e->code == 200 && e->data != nullptr) {
+  if (status == 200 && e->code == 200 && e->data.has_value()) {
     if (const auto id = url_field(*e->data, "task_id"); id && id->size() <= 200) {
       r.outcome = upstream_created::kind::accepted;
       r.task_id = *id;
@@ -131,9 +147,7 @@ upstream_created read_create_answer(unsigned status, std::string_view body) {
 
 upstream_task read_query_answer(unsigned status, std::string_view body) {
   upstream_task r;
-  boost::system::error_code ec;
-  const json::value root = json::parse(body, ec);
-  const auto e = ec ? std::nullopt : read_envelope(root);
+  const auto e = envelope_of(body);
   if (e) {
     r.message = e->msg;
   }
@@ -145,7 +159,7 @@ upstream_task read_query_answer(unsigned status, std::string_view body) {
     r.outcome = upstream_task::kind::not_found;
     return r;
   }
-  if (status != 200 || !e || e->code != 200 || e->data == nullptr) {
+  if (status != 200 || !e || e->code != 200 || !e->data.has_value()) {
     r.outcome = upstream_task::kind::unavailable;
     return r;
   }
