@@ -78,7 +78,9 @@ parse_result parse_model(const std::string& id, const json::value& v) {
   }
   model_spec m = *type == task_type::image ? image_model(id, 0) : video_model(id, 0, 5);
   bool has_price = false;
-  for (const auto& [key, field] : o) {
+  for (const auto& member : o) {
+    const std::string_view key = member.key();
+    const json::value& field = member.value();
     auto integer = [&](std::int64_t lo, std::int64_t hi) -> checked<std::int64_t> {
       if (!field.is_int64() || field.as_int64() < lo || field.as_int64() > hi) {
         return refusal{where + "\"" + std::string(key) + "\" must be an integer from " + std::to_string(lo) +

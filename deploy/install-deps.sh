@@ -2,7 +2,7 @@
 # Installs everything Gesso needs to build, test and run on Debian 12. Safe to run again.
 set -euo pipefail
 packages=(
-  build-essential g++ cmake pkg-config clang-format
+  build-essential g++ cmake pkg-config clang-format clang libclang-rt-14-dev
   libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev ffmpeg
   postgresql postgresql-contrib
   curl wrk

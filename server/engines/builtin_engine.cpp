@@ -16,7 +16,9 @@ namespace json = boost::json;
 builtin_settings parse_builtin_settings(std::string_view json_text) {
   builtin_settings s;
   const json::object o = json::parse(json_text).as_object();
-  for (const auto& [key, value] : o) {
+  for (const auto& member : o) {
+    const std::string_view key = member.key();
+    const json::value& value = member.value();
     auto number = [&](double lo, double hi) {
       if (!value.is_number() || value.to_number<double>() < lo || value.to_number<double>() > hi) {
         throw std::invalid_argument("engine_settings." + std::string(key) + " must be a number from " +

@@ -76,7 +76,9 @@ task_api_settings parse_task_api_settings(std::string_view json_text, const mode
   task_api_settings s;
   s.model_id = model.id;
   const json::object o = json::parse(json_text).as_object();
-  for (const auto& [key, value] : o) {
+  for (const auto& member : o) {
+    const std::string_view key = member.key();
+    const json::value& value = member.value();
     auto text = [&] {
       if (!value.is_string() || value.as_string().empty()) {
         throw std::invalid_argument("engine_settings." + std::string(key) + " must be a non-empty string");
