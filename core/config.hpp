@@ -27,8 +27,9 @@ struct config {
   std::chrono::milliseconds write_timeout{30000};        ///< GESSO_WRITE_TIMEOUT_MS: one whole response
   std::size_t max_body_bytes = 8 * 1024 * 1024;          ///< GESSO_MAX_BODY_BYTES
   std::size_t max_header_bytes = 16 * 1024;              ///< GESSO_MAX_HEADER_BYTES
-  std::string catalog_path;                              ///< GESSO_CATALOG: model catalog file
-  std::string log_level = "info";                        ///< GESSO_LOG_LEVEL: debug, info, warn, error
+  int max_connections = 10000;     ///< GESSO_MAX_CONNECTIONS: open client connections; idle ones give way
+  std::string catalog_path;        ///< GESSO_CATALOG: model catalog file
+  std::string log_level = "info";  ///< GESSO_LOG_LEVEL: debug, info, warn, error
 
   // Media: shared by servers (which serve it) and workers (which write it).
   std::string media_dir = "gesso-media";       ///< GESSO_MEDIA_DIR

@@ -121,7 +121,7 @@ std::string check_data_url(std::string_view url) {
 
 }  // namespace
 
-std::string check_image_url(std::string_view url) {
+std::string check_image_url(std::string_view url, const fetch_policy& fetching) {
   if (iequals_prefix(url, "data:")) {
     return check_data_url(url);
   }
@@ -139,10 +139,16 @@ std::string check_image_url(std::string_view url) {
   if (!parsed->has_authority() || parsed->encoded_host().empty()) {
     return "has no host";
   }
+  if (const auto address = literal_address(parsed->encoded_host_address())) {
+    if (const std::string why = fetching.refusal_for(address->view()); !why.empty()) {
+      return "points to " + address->text() + ", " + why + "; Gesso fetches only public addresses";
+    }
+  }
   return {};
 }
 
-outcome<create_request> parse_create_request(std::string_view body, const catalog& models) {
+outcome<create_request> parse_create_request(std::string_view body, const catalog& models,
+                                             const fetch_policy& fetching) {
   if (const auto bad = utf8::first_invalid_byte(body)) {
     return fail(errc::invalid_json, "request body is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
   }
@@ -236,7 +242,7 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
       if (url.find('\0') != std::string_view::npos) {
         return invalid(where + " must not contain NUL characters");
       }
-      if (const std::string reason = check_image_url(url); !reason.empty()) {
+      if (const std::string reason = check_image_url(url, fetching); !reason.empty()) {
         return invalid(where + " " + reason);
       }
       request.image_urls.emplace_back(url);

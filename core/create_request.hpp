@@ -3,6 +3,7 @@
 
 #include "core/catalog.hpp"
 #include "core/error.hpp"
+#include "core/network_policy.hpp"
 
 #include <string>
 #include <string_view>
@@ -27,10 +28,14 @@ struct create_request {
 
 /// Parses and validates a create body against the catalog. A failure is errc::invalid_json,
 /// errc::invalid_field or errc::unknown_model with a message naming the problem.
-outcome<create_request> parse_create_request(std::string_view body, const catalog& models);
+/// An image URL whose host is written as an address (any numeric spelling) that `fetching` refuses is
+/// invalid_field at once; a host name is resolved and checked by the worker (docs/security.md).
+outcome<create_request> parse_create_request(std::string_view body, const catalog& models,
+                                             const fetch_policy& fetching = {});
 
-/// Checks one image_urls entry: an http(s) URL or a base64 data: URL of a PNG, JPEG or WebP image.
-/// Returns an empty string when it is acceptable, otherwise the reason.
-std::string check_image_url(std::string_view url);
+/// Checks one image_urls entry: an http(s) URL or a base64 data: URL of a PNG, JPEG or WebP image,
+/// and not an address that `fetching` refuses. Returns an empty string when it is acceptable,
+/// otherwise the reason.
+std::string check_image_url(std::string_view url, const fetch_policy& fetching = {});
 
 }  // namespace gesso

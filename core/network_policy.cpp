@@ -1,6 +1,11 @@
 #include "core/network_policy.hpp"
 
+#include <arpa/inet.h>
+
+#include <algorithm>
+
 #include <charconv>
+#include <cstring>
 
 namespace gesso {
 namespace {
@@ -219,6 +224,50 @@ std::string_view non_public_reason(std::span<const std::uint8_t> address) {
     }
   }
   return {};
+}
+
+std::string ip_address::text() const {
+  std::array<char, INET6_ADDRSTRLEN> out{};
+  if (inet_ntop(length == 4 ? AF_INET : AF_INET6, bytes.data(), out.data(), out.size()) == nullptr) {
+    return "?";
+  }
+  return out.data();
+}
+
+std::optional<ip_address> literal_address(std::string_view host) {
+  ip_address a;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (host.find(':') == std::string_view::npos) {
+      return std::nullopt;  // brackets hold only IPv6
+    }
+  }
+  if (host.find(':') != std::string_view::npos) {
+    const std::string inside(host);
+    if (inet_pton(AF_INET6, inside.c_str(), a.bytes.data()) != 1) {
+      return std::nullopt;
+    }
+    a.length = 16;
+    return a;
+  }
+  // inet_aton is what the resolver applies to a numeric host (decimal, octal and hexadecimal parts,
+  // one to four of them). It ignores what follows a space, so only the characters a number may be
+  // spelt with are let through to it.
+  const bool numeric_spelling = !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == 'x' ||
+           c == 'X' || c == '.';
+  });
+  if (!numeric_spelling) {
+    return std::nullopt;
+  }
+  const std::string text(host);
+  in_addr v4{};
+  if (inet_aton(text.c_str(), &v4) == 0) {
+    return std::nullopt;
+  }
+  std::memcpy(a.bytes.data(), &v4.s_addr, 4);
+  a.length = 4;
+  return a;
 }
 
 std::string fetch_policy::refusal_for(std::span<const std::uint8_t> address) const {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,20 @@ bool network_contains(const ip_network& network, std::span<const std::uint8_t> a
 /// cloud metadata, CGNAT, multicast, reserved, documentation, IPv4-mapped or -compatible IPv6, NAT64 or
 /// 6to4 carrying such an IPv4 — or an empty view when it is public.
 std::string_view non_public_reason(std::span<const std::uint8_t> address);
+
+/// An address as 4 (IPv4) or 16 (IPv6) bytes in network order.
+struct ip_address {
+  std::array<std::uint8_t, 16> bytes{};
+  std::size_t length = 4;
+
+  std::span<const std::uint8_t> view() const { return {bytes.data(), length}; }
+  std::string text() const;
+};
+
+/// The address a URL host denotes with no name lookup, read the way the system resolver reads it:
+/// "[::1]" (or "::1", as URL parsers hand it over), dotted quads and every other numeric spelling ("127.1",
+/// "0x7f.1", "2130706433", "0177.0.0.1"). Nothing for a host name.
+std::optional<ip_address> literal_address(std::string_view host);
 
 /// The destinations a fetch may connect to.
 struct fetch_policy {

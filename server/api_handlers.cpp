@@ -103,7 +103,7 @@ awaitable<response> create_task(api_context* ctx, exchange* ex) {
     co_return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
                                request_id);
   }
-  auto parsed = parse_create_request(req.body(), *ctx->models);
+  auto parsed = parse_create_request(req.body(), *ctx->models, *ctx->fetching);
   if (!parsed) {
     co_return problem_response(parsed.error(), request_id);
   }

@@ -2,6 +2,7 @@
 // The API's routes: translate HTTP into core and storage calls and back, nothing else.
 
 #include "core/catalog.hpp"
+#include "core/network_policy.hpp"
 #include "server/blocking_pool.hpp"
 #include "server/engines/media_store.hpp"
 #include "server/http_types.hpp"
@@ -29,7 +30,8 @@ struct api_context {
   blocking_pool* db = nullptr;
   media_links* links = nullptr;
   const engines::media_store* media = nullptr;
-  task_signal* created = nullptr;  ///< wakes workers after creates
+  task_signal* created = nullptr;          ///< wakes workers after creates
+  const fetch_policy* fetching = nullptr;  ///< what workers may fetch: image URLs they would refuse are 400
 };
 
 /// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles

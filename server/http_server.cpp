@@ -38,8 +38,16 @@ namespace {
 struct connection {
   explicit connection(tcp::socket socket) : stream(std::move(socket)) {}
   beast::tcp_stream stream;
-  bool idle = true;  ///< waiting for the first byte of a request; touched only on the strand
+  /// Waiting for the first byte of a request. Written on the connection's strand, read by the
+  /// acceptor when it looks for a connection to give way.
+  std::atomic<bool> idle{true};
+  bool evicted = false;  ///< asked to give way; guarded by the registry mutex
 };
+
+// The query string stays out of the logs: a media link's carries its signature.
+std::string_view path_without_query(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
 
 bool expects_continue(const http::request_parser<http::string_body>& parser) {
   const auto& header = parser.get();
@@ -65,6 +73,38 @@ struct http_server::impl {
     std::lock_guard lock(registry_mutex);
     registry.emplace(++next_id, c);
     return next_id;
+  }
+
+  /// Whether a new connection may be served: below the limit, or after asking the oldest idle
+  /// connection to give way (it closes on its strand, so the count can exceed the limit by the
+  /// connections still closing).
+  bool make_room() {
+    std::lock_guard lock(registry_mutex);
+    if (registry.size() < settings.max_connections) {
+      return true;
+    }
+    std::shared_ptr<connection> oldest;
+    std::uint64_t oldest_id = 0;
+    for (const auto& [id, weak] : registry) {
+      auto c = weak.lock();
+      if (c && c->idle && !c->evicted && (!oldest || id < oldest_id)) {
+        oldest = std::move(c);
+        oldest_id = id;
+      }
+    }
+    if (!oldest) {
+      return false;
+    }
+    oldest->evicted = true;
+    asio::post(oldest->stream.get_executor(), [this, oldest] {
+      if (oldest->idle) {
+        oldest->stream.cancel();
+      } else {  // a request arrived meanwhile: it stays, and may give way when idle again
+        std::lock_guard relock(registry_mutex);
+        oldest->evicted = false;
+      }
+    });
+    return true;
   }
 
   void withdraw(std::uint64_t id) {
@@ -197,7 +237,7 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
       log::write(log::level::info, "request",
                  {{"request_id", ex.request_id},
                   {"method", refused ? "-" : std::string(ex.req.method_string())},
-                  {"path", refused ? "-" : log::printable(ex.req.target())},
+                  {"path", refused ? "-" : log::printable(path_without_query(ex.req.target()))},
                   {"status", res.result_int()},
                   {"duration_us", micros}});
     }
@@ -216,6 +256,7 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
 
 asio::awaitable<void> accept_loop(http_server::impl* s) {
   asio::steady_timer backoff(s->acceptor.get_executor());
+  std::chrono::steady_clock::time_point last_refusal_log{};
   while (s->acceptor.is_open()) {
     auto [ec, socket] = co_await s->acceptor.async_accept(asio::make_strand(s->ioc), as_tuple_awaitable);
     if (ec) {
@@ -230,6 +271,16 @@ asio::awaitable<void> accept_loop(http_server::impl* s) {
       continue;
     }
     boost::system::error_code ignored;
+    if (!s->make_room()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_refusal_log > std::chrono::seconds(1)) {  // one line a second under a flood
+        log::write(log::level::warn, "connection_limit",
+                   {{"max_connections", s->settings.max_connections}, {"action", "closed new connection"}});
+        last_refusal_log = now;
+      }
+      socket.close(ignored);
+      continue;
+    }
     socket.set_option(tcp::no_delay(true), ignored);
     auto c = std::make_shared<connection>(tcp::socket(std::move(socket)));
     const std::uint64_t id = s->enroll(c);

@@ -22,6 +22,9 @@ struct http_settings {
   std::chrono::milliseconds write_timeout{30000};
   std::size_t max_body_bytes = 8 * 1024 * 1024;
   std::size_t max_header_bytes = 16 * 1024;
+  /// Open client connections at most. At the limit a new connection takes the place of the longest
+  /// idle keep-alive connection; when none is idle, the new one is closed at once.
+  std::size_t max_connections = 10000;
   std::chrono::milliseconds notify_window{5};  ///< coalescing of worker wake-ups
 };
 

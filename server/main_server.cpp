@@ -27,6 +27,8 @@ int main() {
   http.write_timeout = cfg.write_timeout;
   http.max_body_bytes = cfg.max_body_bytes;
   http.max_header_bytes = cfg.max_header_bytes;
+  http.max_connections =
+      server::connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
   http.notify_window = cfg.notify_window;
 
   server::media_links links{cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
@@ -39,7 +41,9 @@ int main() {
 
   try {
     const engines::media_store media(cfg.media_dir);
-    server::http_server frontend(http, server::api_context{&models, &database, &db, &links, &media, nullptr});
+    const fetch_policy fetching{cfg.fetch_allowed_networks};
+    server::http_server frontend(
+        http, server::api_context{&models, &database, &db, &links, &media, nullptr, &fetching});
     frontend.run();
   } catch (const std::exception& e) {
     std::cerr << "gesso-server: " << e.what() << std::endl;

@@ -1,5 +1,9 @@
 #include "server/process_setup.hpp"
 
+#include "server/log.hpp"
+
+#include <sys/resource.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -28,6 +32,31 @@ config load_config_or_exit(std::string_view program) {
     refuse(program, cfg.error().reason);
   }
   return *cfg;
+}
+
+std::size_t connection_limit_within_open_files(std::size_t wanted) {
+  constexpr rlim_t reserve = 256;  // database connections, media files, ffmpeg pipes, logs
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return wanted;
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      limit = raised;
+    }
+  }
+  if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= wanted + reserve) {
+    return wanted;
+  }
+  const std::size_t fits =
+      limit.rlim_cur > reserve + 16 ? static_cast<std::size_t>(limit.rlim_cur - reserve) : 16;
+  log::write(log::level::warn, "connection_limit_lowered",
+             {{"wanted", wanted},
+              {"open_file_limit", static_cast<std::uint64_t>(limit.rlim_cur)},
+              {"max_connections", fits}});
+  return fits;
 }
 
 catalog load_catalog_or_exit(std::string_view program, const config& cfg) {

@@ -161,49 +161,76 @@ BOOST_AUTO_TEST_CASE(the_fetcher_reads_data_and_http_urls_within_its_caps) {
 }
 
 BOOST_AUTO_TEST_CASE(non_public_destinations_are_refused_before_any_connection) {
-  test_http_server watched;
+  test_http_server watched;  // the blocked listener: nothing may ever connect to it
   watched.route("/secret", {.status = 200, .body = png});
   const std::string port = std::to_string(watched.port());
   for (const std::string& url : std::vector<std::string>{
+           // The watched listener itself, in every spelling of its address and by name.
            "http://127.0.0.1:" + port + "/secret",
-           "http://localhost:" + port + "/secret",     // a name that resolves to loopback
-           "http://127.1:" + port + "/secret",         // short form
-           "http://0x7f.0.0.1:" + port + "/secret",    // hexadecimal
-           "http://0x7f000001:" + port + "/secret",    // one hexadecimal number
-           "http://2130706433:" + port + "/secret",    // one decimal number
-           "http://017700000001:" + port + "/secret",  // one octal number
-           "http://0177.0.0.1:" + port + "/secret",    // octal octet
-           "http://[::ffff:127.0.0.1]:" + port + "/secret",
-           "http://[::1]:" + port + "/secret",
-           "http://0.0.0.0:" + port + "/secret",
-           "http://169.254.169.254/latest/meta-data/",  // cloud metadata
-           "http://10.0.0.1/x",
-           "http://192.168.1.1/x",
+           "http://localhost:" + port + "/secret",  // a name the resolver maps to loopback
+           "http://LOCALHOST:" + port + "/secret",
+           "http://127.1:" + port + "/secret",               // short form
+           "http://127.0.1:" + port + "/secret",             // three parts
+           "http://0x7f.1:" + port + "/secret",              // hexadecimal short form
+           "http://0x7f.0.0.1:" + port + "/secret",          // hexadecimal octet
+           "http://0x7f000001:" + port + "/secret",          // one hexadecimal number
+           "http://2130706433:" + port + "/secret",          // one decimal number
+           "http://017700000001:" + port + "/secret",        // one octal number
+           "http://0177.0.0.1:" + port + "/secret",          // octal octet
+           "http://[::ffff:127.0.0.1]:" + port + "/secret",  // IPv4-mapped
+           "http://[::ffff:7f00:1]:" + port + "/secret",
+           "http://[::127.0.0.1]:" + port + "/secret",  // IPv4-compatible
+           "http://[::1]:" + port + "/secret", "http://[::]:" + port + "/secret",
+           "http://0.0.0.0:" + port + "/secret", "http://0:" + port + "/secret",
+           // Every other refused range.
+           "http://10.0.0.1/x", "http://172.16.0.1/x", "http://172.31.255.254/x", "http://192.168.1.1/x",
            "http://100.64.0.1/x",
-           "http://[fd00::1]/x",
-           "http://[fe80::1]/x",
-           "http://[64:ff9b::7f00:1]/x",
-           "http://[2002:7f00:1::1]/x",
-           "http://224.0.0.1/x",
+           "http://100.100.100.200/x",                  // Alibaba Cloud metadata (CGNAT range)
+           "http://169.254.169.254/latest/meta-data/",  // AWS, GCP, Azure metadata
+           "http://169.254.170.2/v2/credentials",       // ECS task credentials
+           "http://192.0.0.192/x", "http://198.18.0.1/x", "http://198.19.255.254/x", "http://224.0.0.1/x",
+           "http://239.255.255.250/x", "http://240.0.0.1/x", "http://255.255.255.255/x", "http://[fd00::1]/x",
+           "http://[fd00:ec2::254]/latest/meta-data/",  // AWS metadata over IPv6
+           "http://[fc00::1]/x", "http://[fe80::1]/x", "http://[ff02::1]/x",
+           "http://[64:ff9b::7f00:1]/x",     // NAT64 of 127.0.0.1
+           "http://[64:ff9b::a9fe:a9fe]/x",  // NAT64 of 169.254.169.254
+           "http://[2002:7f00:1::1]/x",      // 6to4 of 127.0.0.1
+           "http://[2002:c0a8:101::1]/x",    // 6to4 of 192.168.1.1
        }) {
     const auto r = fetch_input(url, {.timeout = 2000ms});
     BOOST_TEST_REQUIRE(!r.has_value(), url);
     BOOST_TEST(r.error().reason.find("refused to connect") != std::string::npos,
                url << ": " << r.error().reason);
   }
-  BOOST_TEST(watched.requests() == 0);  // nothing ever reached the listener
+  BOOST_TEST(watched.connections() == 0);  // nothing ever reached the listener
 
-  // A redirect from an allowed host to an address that is not allowed is refused at that hop.
-  test_http_server allowed_host;
-  allowed_host.route("/hop",
-                     {.status = 302, .headers = {{"Location", "http://127.0.0.2:" + port + "/secret"}}});
-  const fetch_limits only_this_host{.policy = {parse_networks("127.0.0.1/32").value()}};
-  const auto hop = fetch_input(allowed_host.url("/hop"), only_this_host);
-  BOOST_TEST_REQUIRE(!hop.has_value());
-  BOOST_TEST(hop.error().reason.find("refused to connect to 127.0.0.2") != std::string::npos,
-             hop.error().reason);
-  BOOST_TEST(allowed_host.requests() == 1);
-  BOOST_TEST(watched.requests() == 0);
+  // Redirects from a harmless host (the only address allowed here) to the blocked listener, however
+  // spelt, and to schemes other than http(s), are refused at that hop.
+  test_http_server harmless("127.0.0.2");
+  const fetch_limits only_harmless{.policy = {parse_networks("127.0.0.2/32").value()}};
+  const std::vector<std::string> targets = {"http://127.0.0.1:" + port + "/secret",
+                                            "http://localhost:" + port + "/secret",
+                                            "http://2130706433:" + port + "/secret",
+                                            "http://0x7f.1:" + port + "/secret",
+                                            "http://[::ffff:127.0.0.1]:" + port + "/secret",
+                                            "http://169.254.169.254/latest/meta-data/",
+                                            "file:///etc/passwd",
+                                            "gopher://127.0.0.1:" + port + "/_GET%20/secret",
+                                            "ftp://127.0.0.1/x"};
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const std::string path = "/hop" + std::to_string(i);
+    harmless.route(path, {.status = 302, .headers = {{"Location", targets[i]}}});
+    // Two hops: a redirect to an allowed place first, then the hostile one.
+    harmless.route(path + "a", {.status = 301, .headers = {{"Location", path}}});
+    const auto hop = fetch_input(harmless.url(path + "a"), only_harmless);
+    BOOST_TEST_REQUIRE(!hop.has_value(), targets[i]);
+    const std::string& why = hop.error().reason;
+    BOOST_TEST((why.find("refused to connect") != std::string::npos ||
+                why.find("only http and https") != std::string::npos),
+               targets[i] << ": " << why);
+  }
+  BOOST_TEST(harmless.requests() == static_cast<int>(2 * targets.size()));
+  BOOST_TEST(watched.connections() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(the_builtin_engine_uses_input_images_visibly) {

@@ -58,6 +58,8 @@ class gesso_process {
   int stop();
   /// SIGKILL: a crash.
   void kill();
+  /// Where the process's standard output and error (its JSON log lines) are written.
+  const std::string& log_path() const { return log_path_; }
 
  protected:
   std::string name_;
@@ -73,7 +75,6 @@ class server_process : public gesso_process {
 
   http_client client() const { return http_client("127.0.0.1", port_); }
   std::uint16_t port() const { return port_; }
-  const std::string& log_path() const { return log_path_; }
 
  private:
   std::uint16_t port_ = 0;

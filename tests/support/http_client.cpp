@@ -6,6 +6,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
@@ -29,8 +30,8 @@ std::string http_reply::header(const std::string& lower_name) const {
 http_reply http_client::request(const std::string& method, const std::string& target, const std::string& body,
                                 const std::map<std::string, std::string>& headers) const {
   asio::io_context ioc;
-  tcp::socket socket(ioc);
-  socket.connect(tcp::endpoint(asio::ip::make_address(host_), port_));
+  boost::beast::tcp_stream stream(ioc);
+  stream.expires_after(timeout_);  // the whole exchange: a server that hangs fails the test, not CTest
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
   req.method_string(method);
   req.set(http::field::host, host_);
@@ -41,12 +42,30 @@ http_reply http_client::request(const std::string& method, const std::string& ta
   if (!body.empty() || method == "POST") {
     req.prepare_payload();
   }
-  http::write(socket, req);
   boost::beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 * 1024 * 1024);
   parser.skip(method == "HEAD");  // a HEAD response announces a length but carries no body
-  http::read(socket, buffer, parser);
+  boost::system::error_code failure;
+  stream.async_connect(
+      tcp::endpoint(asio::ip::make_address(host_), port_), [&](boost::system::error_code ec) {
+        if (ec) {
+          failure = ec;
+          return;
+        }
+        http::async_write(stream, req, [&](boost::system::error_code wec, std::size_t) {
+          if (wec) {
+            failure = wec;
+            return;
+          }
+          http::async_read(stream, buffer, parser,
+                           [&](boost::system::error_code rec, std::size_t) { failure = rec; });
+        });
+      });
+  ioc.run();
+  if (failure) {
+    throw boost::system::system_error(failure, method + " " + target);
+  }
   const auto& res = parser.get();
   http_reply reply;
   reply.status = res.result_int();

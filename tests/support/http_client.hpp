@@ -3,6 +3,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -20,9 +21,12 @@ struct http_reply {
 
 class http_client {
  public:
-  http_client(std::string host, std::uint16_t port) : host_(std::move(host)), port_(port) {}
+  http_client(std::string host, std::uint16_t port,
+              std::chrono::milliseconds timeout = std::chrono::seconds(60))
+      : host_(std::move(host)), port_(port), timeout_(timeout) {}
 
-  /// One request on a fresh connection.
+  /// One request on a fresh connection; throws boost::system::system_error when it fails or takes
+  /// longer than the client's timeout.
   http_reply request(const std::string& method, const std::string& target, const std::string& body = "",
                      const std::map<std::string, std::string>& headers = {}) const;
 
@@ -40,6 +44,7 @@ class http_client {
  private:
   std::string host_;
   std::uint16_t port_;
+  std::chrono::milliseconds timeout_;
 };
 
 /// The port from the server's "listening on http://HOST:PORT" line.

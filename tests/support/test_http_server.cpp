@@ -13,8 +13,9 @@ namespace http = boost::beast::http;
 using asio::ip::tcp;
 
 struct test_http_server::impl {
+  explicit impl(const std::string& address) : acceptor(ioc, {asio::ip::make_address(address), 0}) {}
   asio::io_context ioc;
-  tcp::acceptor acceptor{ioc, {asio::ip::make_address("127.0.0.1"), 0}};
+  tcp::acceptor acceptor;
   std::mutex mutex;
   std::map<std::string, test_route> routes;
   std::atomic<bool> stopping{false};
@@ -22,7 +23,8 @@ struct test_http_server::impl {
   std::vector<std::thread> connections;  ///< joined on destruction
 };
 
-test_http_server::test_http_server() : impl_(std::make_unique<impl>()) {
+test_http_server::test_http_server(const std::string& address)
+    : impl_(std::make_unique<impl>(address)), address_(address) {
   port_ = impl_->acceptor.local_endpoint().port();
   impl_->thread = std::thread([this] {
     while (!impl_->stopping) {
@@ -32,6 +34,7 @@ test_http_server::test_http_server() : impl_(std::make_unique<impl>()) {
       if (ec || impl_->stopping) {
         continue;
       }
+      ++connections_;
       // Each connection on its own thread, so a slow route does not hold up the others.
       std::lock_guard registry_lock(impl_->mutex);
       impl_->connections.emplace_back([this, socket = std::move(socket)]() mutable {
@@ -72,7 +75,7 @@ test_http_server::~test_http_server() {
   boost::system::error_code ec;
   asio::io_context ioc;
   tcp::socket poke(ioc);
-  poke.connect({asio::ip::make_address("127.0.0.1"), port_}, ec);
+  poke.connect({asio::ip::make_address(address_), port_}, ec);
   impl_->thread.join();
   for (auto& t : impl_->connections) {
     t.join();

@@ -1,6 +1,7 @@
 #pragma once
-// A tiny HTTP server on 127.0.0.1 for tests: fixed routes (status, headers, body, delay), a count of
-// the requests it received, and nothing else. Runs on its own thread until destroyed.
+// A tiny HTTP server on a loopback address for tests: fixed routes (status, headers, body, delay),
+// counts of the connections and requests it received, and nothing else. Runs on its own thread until
+// destroyed.
 
 #include <atomic>
 #include <chrono>
@@ -22,7 +23,8 @@ struct test_route {
 
 class test_http_server {
  public:
-  test_http_server();
+  /// Listens on `address` (any 127.x address: SSRF tests tell hosts apart by address).
+  explicit test_http_server(const std::string& address = "127.0.0.1");
   ~test_http_server();
 
   /// Serves `route` at `path` (exact match, query ignored); other paths answer 404.
@@ -30,8 +32,12 @@ class test_http_server {
 
   std::uint16_t port() const { return port_; }
   std::string url(const std::string& path) const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
+    return "http://" + address_ + ":" + std::to_string(port_) + path;
   }
+  const std::string& address() const { return address_; }
+
+  /// Connections accepted so far, whether or not they sent anything.
+  int connections() const { return connections_.load(); }
 
   /// Requests received so far (every connection that sent a request line).
   int requests() const { return requests_.load(); }
@@ -39,7 +45,9 @@ class test_http_server {
  private:
   struct impl;
   std::unique_ptr<impl> impl_;
+  std::string address_;
   std::uint16_t port_ = 0;
+  std::atomic<int> connections_{0};
   std::atomic<int> requests_{0};
 };
 

@@ -24,7 +24,7 @@ BOOST_AUTO_TEST_CASE(accepts_a_minimal_request_and_applies_defaults) {
 
 BOOST_AUTO_TEST_CASE(accepts_every_field) {
   const auto r = parse(R"({"model_id":"vendor3-image-2","prompt":"p","aspect_ratio":"21:9",
-      "image_urls":["https://example.com/a.png","http://[2001:db8::1]:8080/b","data:image/png;base64,iVBORw0KGgo="]})");
+      "image_urls":["https://example.com/a.png","http://[2606:4700::1111]:8080/b","data:image/png;base64,iVBORw0KGgo="]})");
   BOOST_TEST_REQUIRE(r.has_value(), (r ? "" : r.error().message));
   BOOST_TEST(r->aspect_ratio == "21:9");
   BOOST_TEST(r->image_urls.size() == 3U);
@@ -95,6 +95,34 @@ BOOST_AUTO_TEST_CASE(long_urls_are_refused) {
   const std::string url = "https://example.com/" + std::string(2100, 'a');
   BOOST_TEST(check_image_url(url).find("longer than 2048") != std::string::npos);
   BOOST_TEST(check_image_url("https://example.com/ok").empty());
+}
+
+BOOST_AUTO_TEST_CASE(urls_written_as_blocked_addresses_are_refused_at_once) {
+  for (const char* url :
+       {"http://127.0.0.1/x.png", "http://127.1/x.png", "https://0x7f.1/x.png", "http://2130706433/x.png",
+        "http://0177.0.0.1:8080/x.png", "http://[::1]/x.png", "http://169.254.169.254/latest/meta-data/",
+        "http://0xa9fea9fe/", "http://[::ffff:10.0.0.1]/", "http://10.1/x.png", "http://0/x.png"}) {
+    const std::string reason = check_image_url(url);
+    BOOST_TEST(reason.find("Gesso fetches only public addresses") != std::string::npos,
+               url << ": " << reason);
+  }
+  BOOST_TEST(check_image_url("http://127.1/x.png").find("points to 127.0.0.1, a loopback address") == 0);
+  // Names are resolved by the worker, which checks every address; public literals pass.
+  BOOST_TEST(check_image_url("http://localhost/x.png").empty());
+  BOOST_TEST(check_image_url("http://8.8.8.8/x.png").empty());
+  BOOST_TEST(check_image_url("http://[2606:4700::1111]/x.png").empty());
+  // An operator's allowed network is allowed here too.
+  const fetch_policy on_premise{parse_networks("10.0.0.0/8").value()};
+  BOOST_TEST(check_image_url("http://10.1.2.3/x.png", on_premise).empty());
+  BOOST_TEST(!check_image_url("http://127.0.0.1/x.png", on_premise).empty());
+
+  const auto models = catalog::builtin();
+  const auto r = parse_create_request(
+      R"({"model_id":"vendor4-2","prompt":"p","image_urls":["https://ok.example/a.png","http://127.1:9/x"]})",
+      models);
+  BOOST_TEST_REQUIRE(!r.has_value());
+  BOOST_TEST((r.error().code == errc::invalid_field));
+  BOOST_TEST(r.error().message.find("image_urls[1] points to 127.0.0.1") == 0, r.error().message);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -110,4 +110,37 @@ BOOST_AUTO_TEST_CASE(operators_can_allow_named_networks) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(numeric_hosts_mean_what_the_resolver_reads) {
+  struct spelling {
+    const char* host;
+    const char* address;
+  };
+  for (const auto& [host, address] : {
+           spelling{"127.0.0.1", "127.0.0.1"},
+           spelling{"127.1", "127.0.0.1"},
+           spelling{"127.0.1", "127.0.0.1"},
+           spelling{"0x7f.1", "127.0.0.1"},
+           spelling{"0x7f.0.0.1", "127.0.0.1"},
+           spelling{"0X7F000001", "127.0.0.1"},
+           spelling{"2130706433", "127.0.0.1"},
+           spelling{"017700000001", "127.0.0.1"},
+           spelling{"0177.0.0.1", "127.0.0.1"},
+           spelling{"0xa9fea9fe", "169.254.169.254"},
+           spelling{"10.1", "10.0.0.1"},
+           spelling{"0", "0.0.0.0"},
+           spelling{"8.8.8.8", "8.8.8.8"},
+           spelling{"[::1]", "::1"},
+           spelling{"[::ffff:127.0.0.1]", "::ffff:127.0.0.1"},
+           spelling{"[fd00::1]", "fd00::1"},
+       }) {
+    const auto a = literal_address(host);
+    BOOST_TEST_REQUIRE(a.has_value(), host);
+    BOOST_TEST(a->text() == address, host);
+  }
+  for (const char* name : {"example.com", "localhost", "127.0.0.1.nip.io", "0x7g.1", "1.2.3.4.5", "256.1.1.1",
+                           "[127.0.0.1]", "[::1", "", "08.1.1.1", "4294967296"}) {
+    BOOST_TEST(!literal_address(name).has_value(), name);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
