@@ -27,6 +27,7 @@ struct config {
   std::chrono::milliseconds write_timeout{30000};        ///< GESSO_WRITE_TIMEOUT_MS: one whole response
   std::size_t max_body_bytes = 8 * 1024 * 1024;          ///< GESSO_MAX_BODY_BYTES
   std::size_t max_header_bytes = 16 * 1024;              ///< GESSO_MAX_HEADER_BYTES
+  std::chrono::milliseconds drain_grace{5000};  ///< GESSO_DRAIN_GRACE_MS: /readyz fails, still serving
   int max_connections = 10000;     ///< GESSO_MAX_CONNECTIONS: open client connections; idle ones give way
   std::string catalog_path;        ///< GESSO_CATALOG: model catalog file
   std::string log_level = "info";  ///< GESSO_LOG_LEVEL: debug, info, warn, error

@@ -149,6 +149,36 @@ awaitable<response> query_task(api_context* ctx, exchange* ex, std::string_view 
   co_return success_response("ok", task_json(*task, *ctx->links), request_id);
 }
 
+// Ready: not draining, and the database answers. A load balancer or Kubernetes stops sending traffic
+// when it fails; /healthz (liveness) never looks at the database, so an outage restarts nothing.
+awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
+  if (ctx->draining != nullptr && ctx->draining->load()) {
+    co_return json_response(http::status::service_unavailable, json::object{{"status", "draining"}},
+                            request_id);
+  }
+  storage::connection_pool* database = ctx->database;
+  auto work = [database] {
+    try {
+      database->ping();
+      return true;
+    } catch (const storage::unavailable&) {
+      return false;
+    }
+  };
+  bool reachable = false;
+  try {
+    reachable = co_await ctx->db->run(std::move(work));
+  } catch (const overloaded&) {
+    co_return json_response(http::status::service_unavailable, json::object{{"status", "overloaded"}},
+                            request_id);
+  }
+  if (!reachable) {
+    co_return json_response(http::status::service_unavailable,
+                            json::object{{"status", "database unavailable"}}, request_id);
+  }
+  co_return json_response(http::status::ok, json::object{{"status", "ready"}}, request_id);
+}
+
 awaitable<response> route(api_context* ctx, exchange* ex) {
   const request& req = ex->req;
   const std::string& request_id = ex->request_id;
@@ -176,6 +206,9 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
     }
     const std::string_view query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
     co_return co_await serve_media(ctx, ex, target.substr(7, path.size() - 7), query);
+  }
+  if (path == "/readyz") {
+    co_return co_await readiness(ctx, request_id);
   }
   if (path == "/healthz") {
     co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);

@@ -11,6 +11,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -32,6 +33,7 @@ struct api_context {
   const engines::media_store* media = nullptr;
   task_signal* created = nullptr;          ///< wakes workers after creates
   const fetch_policy* fetching = nullptr;  ///< what workers may fetch: image URLs they would refuse are 400
+  const std::atomic<bool>* draining = nullptr;  ///< set by the frontend when a drain begins: /readyz fails
 };
 
 /// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles

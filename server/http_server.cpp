@@ -64,7 +64,9 @@ struct http_server::impl {
   tcp::acceptor acceptor{asio::make_strand(ioc)};
   asio::signal_set signals{ioc, SIGTERM, SIGINT};
   std::optional<task_signal> created;
-  std::atomic<bool> draining{false};
+  std::atomic<bool> not_ready{false};  ///< the drain began: /readyz fails, responses close connections
+  std::atomic<bool> draining{false};   ///< the grace is over: no longer accepting
+  std::optional<asio::steady_timer> grace_timer;
   std::mutex registry_mutex;
   std::unordered_map<std::uint64_t, std::weak_ptr<connection>> registry;
   std::uint64_t next_id = 0;
@@ -112,9 +114,29 @@ struct http_server::impl {
     registry.erase(id);
   }
 
+  // First signal: fail readiness for the grace period, then stop. A second signal stops at once.
+  void on_signal(int signal) {
+    if (not_ready.exchange(true)) {
+      grace_timer->cancel();
+      return;
+    }
+    log::write(log::level::info, "drain_started",
+               {{"signal", signal}, {"grace_ms", static_cast<std::int64_t>(settings.drain_grace.count())}});
+    grace_timer.emplace(ioc, settings.drain_grace);
+    grace_timer->async_wait([this, signal](const boost::system::error_code&) { begin_drain(signal); });
+    signals.async_wait([this](const boost::system::error_code& ec, int again) {
+      if (!ec) {
+        on_signal(again);
+      }
+    });
+  }
+
   void begin_drain(int signal) {
-    draining = true;
+    if (draining.exchange(true)) {
+      return;
+    }
     log::write(log::level::info, "draining", {{"signal", signal}});
+    signals.cancel();
     asio::post(acceptor.get_executor(), [this] {
       boost::system::error_code ignored;
       acceptor.close(ignored);
@@ -225,7 +247,7 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
       res = co_await handle_request(&s->api, &ex);
     }
     // Decided after handling: a drain that began meanwhile closes the connection after this response.
-    const bool keep_alive = !refused && ex.req.keep_alive() && !s->draining;
+    const bool keep_alive = !refused && ex.req.keep_alive() && !s->not_ready;
     res.version(refused ? 11 : ex.req.version());
     res.keep_alive(keep_alive);
     c->stream.expires_after(s->settings.write_timeout);
@@ -306,6 +328,7 @@ http_server::http_server(http_settings settings, api_context api) : impl_(std::m
   impl_->api = api;
   impl_->created.emplace(impl_->ioc.get_executor(), *api.db, *api.database, impl_->settings.notify_window);
   impl_->api.created = &*impl_->created;
+  impl_->api.draining = &impl_->not_ready;
 }
 
 http_server::~http_server() = default;
@@ -330,7 +353,7 @@ void http_server::run() {
 
   s.signals.async_wait([&s](const boost::system::error_code& ec, int signal) {
     if (!ec) {
-      s.begin_drain(signal);
+      s.on_signal(signal);
     }
   });
   asio::co_spawn(s.acceptor.get_executor(), accept_loop(&s), asio::detached);

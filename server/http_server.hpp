@@ -26,6 +26,9 @@ struct http_settings {
   /// idle keep-alive connection; when none is idle, the new one is closed at once.
   std::size_t max_connections = 10000;
   std::chrono::milliseconds notify_window{5};  ///< coalescing of worker wake-ups
+  /// After SIGTERM: how long /readyz fails while everything else is still served (with
+  /// Connection: close), so load balancers take the server out before it stops accepting.
+  std::chrono::milliseconds drain_grace{5000};
 };
 
 class http_server {
@@ -37,8 +40,10 @@ class http_server {
   http_server& operator=(const http_server&) = delete;
 
   /// Binds, prints "gesso-server listening on http://HOST:PORT" on standard output, and serves until
-  /// SIGTERM or SIGINT; then stops accepting, closes idle connections, finishes in-flight requests
-  /// and returns. Throws if it cannot bind.
+  /// SIGTERM or SIGINT. Then /readyz fails for the drain grace while requests are still served (each
+  /// response closes its connection); after it — or at once on a second signal — the server stops
+  /// accepting, closes idle connections, finishes in-flight requests and returns. Throws if it
+  /// cannot bind.
   void run();
 
   struct impl;

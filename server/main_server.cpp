@@ -30,6 +30,7 @@ int main() {
   http.max_connections =
       server::connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
   http.notify_window = cfg.notify_window;
+  http.drain_grace = cfg.drain_grace;
 
   server::media_links links{cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
   if (links.signing_key.empty()) {

@@ -62,6 +62,42 @@ BOOST_AUTO_TEST_CASE(sigterm_finishes_in_flight_requests) {
   BOOST_TEST(status == 0);
 }
 
+BOOST_AUTO_TEST_CASE(sigterm_fails_readiness_first_and_stops_accepting_after_the_grace) {
+  server_process server(env_map{{"GESSO_DRAIN_GRACE_MS", "1500"}});
+  const auto client = server.client();
+  const auto account = make_account("grace", 100);
+  const auto ready = client.request("GET", "/readyz");
+  BOOST_TEST(ready.status == 200);
+  BOOST_TEST(ready.json().at("status") == "ready");
+  const auto started = std::chrono::steady_clock::now();
+  server.signal(SIGTERM);
+  std::this_thread::sleep_for(200ms);
+  // In the grace: not ready, still alive, still serving — and every answer closes its connection.
+  const auto not_ready = client.request("GET", "/readyz");
+  BOOST_TEST(not_ready.status == 503);
+  BOOST_TEST(not_ready.json().at("status") == "draining");
+  BOOST_TEST(client.request("GET", "/healthz").status == 200);
+  const auto created = client.create(account.key, good_body);
+  BOOST_TEST(created.status == 200, created.body);
+  BOOST_TEST(created.header("connection") == "close");
+  BOOST_TEST(seconds_since(started) < 1.5);
+  // After it: no longer accepting, and the process exits 0.
+  BOOST_TEST(server.wait_for_exit() == 0);
+  BOOST_TEST(seconds_since(started) >= 1.5);
+  BOOST_CHECK_THROW(client.request("GET", "/healthz"), std::exception);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_signal_cuts_the_grace_short) {
+  server_process server(env_map{{"GESSO_DRAIN_GRACE_MS", "60000"}});
+  const auto started = std::chrono::steady_clock::now();
+  server.signal(SIGTERM);
+  std::this_thread::sleep_for(200ms);
+  BOOST_TEST(server.client().request("GET", "/readyz").status == 503);
+  server.signal(SIGTERM);
+  BOOST_TEST(server.wait_for_exit() == 0);
+  BOOST_TEST(seconds_since(started) < 10.0);
+}
+
 BOOST_AUTO_TEST_CASE(a_saturated_database_pool_answers_503_at_once) {
   server_process server(env_map{{"GESSO_DB_POOL_SIZE", "1"}, {"GESSO_DB_QUEUE_LIMIT", "0"}});
   const auto account = make_account("saturate", 100);
@@ -123,6 +159,11 @@ BOOST_AUTO_TEST_CASE(outage_answers_503_then_recovers_without_restart) {
         BOOST_TEST(create.header("retry-after") == "1");
         BOOST_TEST(create.json().at("code").as_int64() == 0);
       }
+      // Not ready while the database is away; alive all the same (nothing should restart it).
+      const auto readiness = client.request("GET", "/readyz");
+      BOOST_TEST(readiness.status == 503);
+      BOOST_TEST(readiness.json().at("status") == "database unavailable");
+      BOOST_TEST(client.request("GET", "/healthz").status == 200);
       cluster().start();
       int recovered_after = -1;
       for (int i = 0; i < 50 && recovered_after < 0; ++i) {
@@ -134,6 +175,7 @@ BOOST_AUTO_TEST_CASE(outage_answers_503_then_recovers_without_restart) {
       }
       BOOST_TEST(recovered_after >= 0);
       BOOST_TEST(client.create(account.key, good_body).status == 200);
+      BOOST_TEST(client.request("GET", "/readyz").status == 200);
     }
   }
   const auto shown = account_show(account.id);

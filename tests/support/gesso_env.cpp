@@ -84,7 +84,8 @@ env_map shared_env() {
           {"GESSO_MEDIA_DIR", (process_temp_dir() / "media").string()},
           {"GESSO_MEDIA_SIGNING_KEY", test_signing_key},
           {"GESSO_FETCH_ALLOW_NETWORKS", "127.0.0.0/8"},  // the tests' own image hosts and upstreams
-          {"GESSO_LOG_LEVEL", "info"}};
+          {"GESSO_LOG_LEVEL", "info"},
+          {"GESSO_DRAIN_GRACE_MS", "0"}};  // tests that need a grace period set one
 }
 
 env_map with_shared(const env_map& extra) {
@@ -114,6 +115,17 @@ int gesso_process::stop() {
   stopped_ = true;
   process_->send_signal(SIGTERM);
   const int status = process_->wait(std::chrono::seconds(60));
+  show_log_on_failure(name_, status, log_path_);
+  return status;
+}
+
+void gesso_process::signal(int signal) {
+  process_->send_signal(signal);
+}
+
+int gesso_process::wait_for_exit(std::chrono::milliseconds timeout) {
+  stopped_ = true;
+  const int status = process_->wait(timeout);
   show_log_on_failure(name_, status, log_path_);
   return status;
 }

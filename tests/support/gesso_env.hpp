@@ -58,6 +58,10 @@ class gesso_process {
   int stop();
   /// SIGKILL: a crash.
   void kill();
+  /// Sends `signal` and returns at once; stop() or wait_for_exit() collects the process.
+  void signal(int signal);
+  /// Waits for the process to exit by itself; returns the exit status.
+  int wait_for_exit(std::chrono::milliseconds timeout = std::chrono::seconds(60));
   /// Where the process's standard output and error (its JSON log lines) are written.
   const std::string& log_path() const { return log_path_; }
 
