@@ -5,7 +5,7 @@ packages=(
   build-essential g++ cmake pkg-config clang-format clang libclang-rt-14-dev
   libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev ffmpeg
   postgresql postgresql-contrib
-  curl wrk
+  curl wrk nginx-light
 )
 missing=()
 for p in "${packages[@]}"; do

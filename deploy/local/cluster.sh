@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# A multi-node Gesso on one machine (docs/operations.md#a-local-cluster): PostgreSQL, N gesso-server
+# processes behind nginx, M gesso-worker processes, one shared media directory.
+#
+#   deploy/local/cluster.sh start                  # build, start everything, print the address
+#   deploy/local/cluster.sh stop                   # drain and stop everything
+#   deploy/local/cluster.sh status                 # what runs, and /readyz of each server
+#   deploy/local/cluster.sh env                    # export lines for the gesso CLI and clients
+#   deploy/local/cluster.sh restart server 2       # graceful: out of nginx, drain, start, back in
+#   deploy/local/cluster.sh kill server|worker 2   # SIGKILL, no restart
+#   deploy/local/cluster.sh start-one server|worker 2
+#   deploy/local/cluster.sh restart postgres fast|immediate
+#
+# Settings (environment): CLUSTER_DIR (.gesso-local/cluster), CLUSTER_PORT (8080; servers use the
+# next ports), CLUSTER_SERVERS (3), CLUSTER_WORKERS (3), CLUSTER_BIN (a build's server/ folder; when
+# unset the release preset is built). GESSO_* variables are passed to every server and worker.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+dir="${CLUSTER_DIR:-$root/.gesso-local/cluster}"
+port="${CLUSTER_PORT:-8080}"
+servers="${CLUSTER_SERVERS:-3}"
+workers="${CLUSTER_WORKERS:-3}"
+bin="${CLUSTER_BIN:-}"
+unset CLUSTER_DIR CLUSTER_PORT CLUSTER_SERVERS CLUSTER_WORKERS CLUSTER_BIN
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+db_url="host=$dir port=5432 user=gesso dbname=postgres"
+
+as_owner() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+say() { echo "cluster: $*"; }
+die() {
+  echo "cluster: $*" >&2
+  exit 1
+}
+
+ensure_binaries() {
+  if [[ -z "$bin" ]]; then
+    deploy/install-deps.sh
+    cmake --preset release >/dev/null
+    cmake --build --preset release -j"$(nproc)" --target gesso-server gesso-worker gesso
+    bin="$root/build/release/server"
+  fi
+  [[ -x "$bin/gesso-server" && -x "$bin/gesso-worker" && -x "$bin/gesso" ]] || die "no binaries in $bin"
+}
+
+# Whether the process in pid file $1 runs (a zombie whose parent has not reaped it yet does not).
+alive() {
+  [[ -f "$1" ]] || return 1
+  local stat
+  stat=$(cat "/proc/$(cat "$1")/stat" 2>/dev/null) || return 1
+  [[ "$(awk '{print $3}' <<<"${stat##*)}")" != Z ]]
+}
+
+# Sends SIGTERM to the process in pid file $1 and waits up to $2 seconds for it to exit.
+stop_pid() {
+  local pidfile=$1 wait_s=${2:-60}
+  alive "$pidfile" || return 0
+  kill -TERM "$(cat "$pidfile")" 2>/dev/null || true
+  for _ in $(seq $((wait_s * 10))); do
+    alive "$pidfile" || return 0
+    sleep 0.1
+  done
+  say "$(basename "$pidfile" .pid) did not stop in ${wait_s}s; killing it"
+  kill -KILL "$(cat "$pidfile")" 2>/dev/null || true
+}
+
+start_postgres() {
+  mkdir -p "$dir"
+  if [[ $(id -u) -eq 0 ]]; then chown postgres "$dir"; fi
+  chmod 755 "$dir"
+  if [[ ! -f "$dir/pg/PG_VERSION" ]]; then
+    as_owner "$pgbin/initdb" -D "$dir/pg" -U gesso --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+  fi
+  as_owner "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/postgres.log" -w \
+    -o "-k $dir -c listen_addresses='' -c max_connections=300" start >/dev/null
+}
+
+stop_postgres() {
+  local mode=${1:-fast}
+  [[ -f "$dir/pg/postmaster.pid" ]] || return 0
+  as_owner "$pgbin/pg_ctl" -D "$dir/pg" -m "$mode" -w stop >/dev/null 2>&1 || true
+}
+
+shared_env() {
+  export GESSO_DATABASE_URL="$db_url"
+  export GESSO_MEDIA_DIR="$dir/media"
+  export GESSO_PUBLIC_URL="http://127.0.0.1:$port"  # media links go through the load balancer
+  export GESSO_MEDIA_SIGNING_KEY
+  GESSO_MEDIA_SIGNING_KEY="$(cat "$dir/signing-key")"
+  export GESSO_DRAIN_GRACE_MS="${GESSO_DRAIN_GRACE_MS:-1000}"
+}
+
+start_one() {
+  local kind=$1 n=$2
+  ensure_binaries
+  shared_env
+  if [[ "$kind" == server ]]; then
+    alive "$dir/server-$n.pid" && die "server $n is running"
+    GESSO_LISTEN="127.0.0.1:$((port + n))" setsid "$bin/gesso-server" \
+      >"$dir/server-$n.out" 2>>"$dir/server-$n.log" </dev/null &
+    echo $! >"$dir/server-$n.pid"
+    wait_ready "$n"
+  elif [[ "$kind" == worker ]]; then
+    alive "$dir/worker-$n.pid" && die "worker $n is running"
+    GESSO_WORKER_ID="worker-$n" setsid "$bin/gesso-worker" \
+      >"$dir/worker-$n.out" 2>>"$dir/worker-$n.log" </dev/null &
+    echo $! >"$dir/worker-$n.pid"
+  else
+    die "start-one: server or worker, not '$kind'"
+  fi
+}
+
+ready() { [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:$((port + $1))/readyz")" == 200 ]]; }
+
+wait_ready() {
+  for _ in $(seq 100); do
+    ready "$1" && return 0
+    alive "$dir/server-$1.pid" || die "server $1 exited: $(tail -n 3 "$dir/server-$1.log")"
+    sleep 0.1
+  done
+  die "server $1 is not ready after 10 s"
+}
+
+# Renders nginx.conf with the servers that are not listed in $dir/down (one number a line).
+render_nginx() {
+  local upstreams=""
+  for n in $(seq "$servers"); do
+    local flags="max_fails=1 fail_timeout=2s"
+    grep -qx "$n" "$dir/down" 2>/dev/null && flags="down"
+    upstreams+="    server 127.0.0.1:$((port + n)) $flags;"$'\n'
+  done
+  mkdir -p "$dir/nginx-tmp"
+  sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" deploy/local/nginx.conf.in |
+    awk -v up="$upstreams" '{ if ($0 == "@UPSTREAMS@") printf "%s", up; else print }' >"$dir/nginx.conf"
+  nginx -t -q -p "$dir" -c "$dir/nginx.conf"
+}
+
+reload_nginx() {
+  render_nginx
+  nginx -p "$dir" -c "$dir/nginx.conf" -s reload
+  sleep 0.3  # new workers take over; old ones finish what they hold
+}
+
+cmd_start() {
+  ensure_binaries
+  start_postgres
+  if [[ ! -s "$dir/signing-key" ]]; then
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/signing-key"
+    chmod 600 "$dir/signing-key"
+  fi
+  shared_env
+  "$bin/gesso" migrate >/dev/null
+  : >"$dir/down"
+  for n in $(seq "$servers"); do alive "$dir/server-$n.pid" || start_one server "$n"; done
+  for n in $(seq "$workers"); do alive "$dir/worker-$n.pid" || start_one worker "$n"; done
+  render_nginx
+  if ! alive "$dir/nginx.pid"; then
+    setsid nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' </dev/null >>"$dir/nginx-error.log" 2>&1 &
+    for _ in $(seq 50); do alive "$dir/nginx.pid" && break; sleep 0.1; done
+  fi
+  for _ in $(seq 50); do
+    [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" == 200 ]] && break
+    sleep 0.1
+  done
+  say "running: http://127.0.0.1:$port (nginx) → $servers servers on ports $((port + 1))-$((port + servers)), $workers workers"
+  say "state, logs and media in $dir; 'deploy/local/cluster.sh env' prints the database URL"
+}
+
+cmd_stop() {
+  for n in $(seq "$workers"); do stop_pid "$dir/worker-$n.pid" & done
+  wait
+  for n in $(seq "$servers"); do stop_pid "$dir/server-$n.pid" & done
+  wait
+  if alive "$dir/nginx.pid"; then
+    nginx -p "$dir" -c "$dir/nginx.conf" -s quit 2>/dev/null || true
+    for _ in $(seq 50); do alive "$dir/nginx.pid" || break; sleep 0.1; done
+  fi
+  stop_postgres fast
+  say "stopped"
+}
+
+cmd_status() {
+  for n in $(seq "$servers"); do
+    local state="stopped"
+    if alive "$dir/server-$n.pid"; then
+      state="running, $(ready "$n" && echo ready || echo 'not ready')"
+    fi
+    echo "server $n (127.0.0.1:$((port + n))): $state"
+  done
+  for n in $(seq "$workers"); do
+    echo "worker $n: $(alive "$dir/worker-$n.pid" && echo running || echo stopped)"
+  done
+  echo "nginx (127.0.0.1:$port): $(alive "$dir/nginx.pid" && echo running || echo stopped)"
+  echo "postgres: $(as_owner "$pgbin/pg_ctl" -D "$dir/pg" status >/dev/null 2>&1 && echo running || echo stopped)"
+}
+
+cmd_restart() {
+  local what=$1 arg=${2:-}
+  case "$what" in
+    server)
+      [[ -n "$arg" ]] || die "restart server N"
+      # Out of the load balancer first, so no new request reaches it; then drain, start, re-admit.
+      echo "$arg" >>"$dir/down"
+      reload_nginx
+      stop_pid "$dir/server-$arg.pid"
+      start_one server "$arg"
+      sed -i "/^$arg\$/d" "$dir/down"
+      reload_nginx
+      ;;
+    worker)
+      stop_pid "$dir/worker-$arg.pid"
+      start_one worker "$arg"
+      ;;
+    postgres)
+      stop_postgres "${arg:-fast}"
+      start_postgres
+      ;;
+    *) die "restart server N | worker N | postgres fast|immediate" ;;
+  esac
+}
+
+cmd_kill() {
+  local kind=$1 n=$2
+  [[ -f "$dir/$kind-$n.pid" ]] || die "no $kind $n"
+  kill -KILL "$(cat "$dir/$kind-$n.pid")" 2>/dev/null || true
+  for _ in $(seq 50); do alive "$dir/$kind-$n.pid" || break; sleep 0.1; done
+}
+
+case "${1:-}" in
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  env)
+    echo "export GESSO_DATABASE_URL='$db_url'"
+    echo "export CLUSTER_URL='http://127.0.0.1:$port'"
+    ;;
+  restart) cmd_restart "${2:-}" "${3:-}" ;;
+  kill) cmd_kill "${2:-}" "${3:-}" ;;
+  start-one) start_one "${2:-}" "${3:-}" ;;
+  *)
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
