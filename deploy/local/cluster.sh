@@ -132,12 +132,14 @@ render_nginx() {
   mkdir -p "$dir/nginx-tmp"
   sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" deploy/local/nginx.conf.in |
     awk -v up="$upstreams" '{ if ($0 == "@UPSTREAMS@") printf "%s", up; else print }' >"$dir/nginx.conf"
-  nginx -t -q -p "$dir" -c "$dir/nginx.conf"
+  nginx -t -q -p "$dir" -c "$dir/nginx.conf" -g "pid $dir/nginx-test.pid;"
 }
+
+nginx_signal() { nginx -p "$dir" -c "$dir/nginx.conf" -g "pid $dir/nginx.pid;" -s "$1"; }
 
 reload_nginx() {
   render_nginx
-  nginx -p "$dir" -c "$dir/nginx.conf" -s reload
+  nginx_signal reload
   sleep 0.3  # new workers take over; old ones finish what they hold
 }
 
@@ -155,7 +157,8 @@ cmd_start() {
   for n in $(seq "$workers"); do alive "$dir/worker-$n.pid" || start_one worker "$n"; done
   render_nginx
   if ! alive "$dir/nginx.pid"; then
-    setsid nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' </dev/null >>"$dir/nginx-error.log" 2>&1 &
+    setsid nginx -p "$dir" -c "$dir/nginx.conf" -g "daemon off; pid $dir/nginx.pid;" \
+      </dev/null >>"$dir/nginx-error.log" 2>&1 &
     for _ in $(seq 50); do alive "$dir/nginx.pid" && break; sleep 0.1; done
   fi
   for _ in $(seq 50); do
@@ -172,7 +175,7 @@ cmd_stop() {
   for n in $(seq "$servers"); do stop_pid "$dir/server-$n.pid" & done
   wait
   if alive "$dir/nginx.pid"; then
-    nginx -p "$dir" -c "$dir/nginx.conf" -s quit 2>/dev/null || true
+    nginx_signal quit 2>/dev/null || true
     for _ in $(seq 50); do alive "$dir/nginx.pid" || break; sleep 0.1; done
   fi
   stop_postgres fast
