@@ -3,6 +3,7 @@
 # processes behind nginx, M gesso-worker processes, one shared media directory.
 #
 #   deploy/local/cluster.sh start                  # build, start everything, print the address
+#   deploy/local/cluster.sh start-db               # only PostgreSQL, migrated (then: start)
 #   deploy/local/cluster.sh stop                   # drain and stop everything
 #   deploy/local/cluster.sh status                 # what runs, and /readyz of each server
 #   deploy/local/cluster.sh env                    # export lines for the gesso CLI and clients
@@ -71,6 +72,7 @@ start_postgres() {
   if [[ ! -f "$dir/pg/PG_VERSION" ]]; then
     as_owner "$pgbin/initdb" -D "$dir/pg" -U gesso --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
   fi
+  as_owner "$pgbin/pg_ctl" -D "$dir/pg" status >/dev/null 2>&1 && return 0
   as_owner "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/postgres.log" -w \
     -o "-k $dir -c listen_addresses='' -c max_connections=300" start >/dev/null
 }
@@ -143,7 +145,9 @@ reload_nginx() {
   sleep 0.3  # new workers take over; old ones finish what they hold
 }
 
-cmd_start() {
+# PostgreSQL, migrated, and the shared signing key: what accounts and keys can be made in before
+# the servers start.
+cmd_start_db() {
   ensure_binaries
   start_postgres
   if [[ ! -s "$dir/signing-key" ]]; then
@@ -152,6 +156,10 @@ cmd_start() {
   fi
   shared_env
   "$bin/gesso" migrate >/dev/null
+}
+
+cmd_start() {
+  cmd_start_db
   : >"$dir/down"
   for n in $(seq "$servers"); do alive "$dir/server-$n.pid" || start_one server "$n"; done
   for n in $(seq "$workers"); do alive "$dir/worker-$n.pid" || start_one worker "$n"; done
@@ -231,6 +239,7 @@ cmd_kill() {
 
 case "${1:-}" in
   start) cmd_start ;;
+  start-db) cmd_start_db ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   env)
@@ -241,7 +250,7 @@ case "${1:-}" in
   kill) cmd_kill "${2:-}" "${3:-}" ;;
   start-one) start_one "${2:-}" "${3:-}" ;;
   *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

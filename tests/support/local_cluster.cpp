@@ -23,7 +23,7 @@ local_cluster::local_cluster(local_cluster_settings settings)
       dir_((fs::temp_directory_path() / ("gesso-cluster-" + std::to_string(getpid()))).string()),
       port_(base_port()) {
   fs::remove_all(dir_);
-  run({"start"});
+  run({settings_.start_processes ? "start" : "start-db"});
 }
 
 local_cluster::~local_cluster() {

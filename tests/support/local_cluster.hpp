@@ -16,6 +16,7 @@ struct local_cluster_settings {
   int servers = 3;
   int workers = 3;
   std::map<std::string, std::string> env = {};  ///< GESSO_* for every server and worker
+  bool start_processes = true;  ///< false: only the database (cluster.sh start-db); run({"start"}) later
 };
 
 class local_cluster {
