@@ -310,6 +310,40 @@ BOOST_AUTO_TEST_CASE(a_killed_worker_loses_nothing) {
   BOOST_TEST(server.stop() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_database_outage_pauses_workers_and_loses_nothing) {
+  server_process server(with_catalog());
+  const auto client = server.client();
+  const auto account = make_account("outage-worker", 100);
+  worker_process worker(with_catalog());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(create_task(client, account.key, "slow", "outage task " + std::to_string(i)));
+  }
+  for (int i = 0; i < 200 && account_show(account.id).at("tasks").at("running").as_int64() < 4; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  // The renders finish while the database is away: finalizing waits for it, claiming pauses.
+  cluster().stop("immediate");
+  std::this_thread::sleep_for(2500ms);
+  cluster().start();
+  for (int i = 0; i < 100 && client.request("GET", "/readyz").status != 200; ++i) {
+    std::this_thread::sleep_for(100ms);  // the server finds its old connections broken and reconnects
+  }
+  for (const auto& id : ids) {
+    const auto result = poll_until_final(client, account.key, id);
+    BOOST_TEST(result.statuses.back() == 3);
+  }
+  // Claiming resumed by itself.
+  const auto after = poll_until_final(client, account.key, create_task(client, account.key, "vendor4-2"));
+  BOOST_TEST(after.statuses.back() == 3);
+  const auto shown = account_show(account.id);
+  BOOST_TEST(shown.at("charged").as_int64() == 4 * 5 + 6);  // each task charged once
+  BOOST_TEST(shown.at("refunded").as_int64() == 0);
+  BOOST_TEST(shown.at("consistent").as_bool());
+  BOOST_TEST(worker.stop() == 0);  // it never exited on its own
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_finishes_tasks_being_rendered_then_exits_zero) {
   server_process server(with_catalog());
   const auto client = server.client();
