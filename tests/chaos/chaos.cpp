@@ -7,7 +7,8 @@
 // drains and checks, from what it recorded and from the database, that nothing was lost or charged
 // twice. Prints a summary; exits 1 on any violation.
 //
-//   gesso-chaos [--duration S] [--clients N] [--accounts N] [--kill-every S] [--seed N]
+//   gesso-chaos [--duration S] [--rate CREATES_PER_S] [--clients N] [--accounts N] [--kill-every S]
+//               [--seed N]
 
 #include "tests/support/local_cluster.hpp"
 
@@ -42,6 +43,7 @@ struct options {
   int clients = 8;
   int accounts = 16;
   double kill_every_s = 3.0;
+  double rate = 30.0;  ///< creates a second, over all clients: a steady load below capacity
   unsigned seed = 0;
 };
 
@@ -57,6 +59,8 @@ options parse_options(int argc, char** argv) {
       o.clients = std::stoi(value);
     } else if (name == "--accounts") {
       o.accounts = std::stoi(value);
+    } else if (name == "--rate") {
+      o.rate = std::stod(value);
     } else if (name == "--kill-every") {
       o.kill_every_s = std::stod(value);
     } else if (name == "--seed") {
@@ -156,7 +160,8 @@ std::vector<std::string> lines_of(const std::string& text) {
 int main(int argc, char** argv) {
   const options opt = parse_options(argc, argv);
   std::cout << "gesso-chaos: " << opt.duration_s << " s, " << opt.clients << " clients, " << opt.accounts
-            << " accounts, a kill every " << opt.kill_every_s << " s, seed " << opt.seed << std::endl;
+            << " accounts, " << opt.rate << " creates/s, a kill every " << opt.kill_every_s << " s, seed "
+            << opt.seed << std::endl;
   const std::string catalog_path =
       (std::filesystem::temp_directory_path() / ("gesso-chaos-catalog-" + std::to_string(getpid()) + ".json"))
           .string();
@@ -197,7 +202,15 @@ int main(int argc, char** argv) {
       std::mt19937 rng(opt.seed + static_cast<unsigned>(c));
       const auto client = cluster.client(15s);
       std::vector<std::pair<int, std::string>> mine;
+      const auto interval = std::chrono::duration_cast<steady::duration>(
+          std::chrono::duration<double>(static_cast<double>(opt.clients) / opt.rate));
+      auto next = steady::now() + interval * c / opt.clients;  // spread the clients over one interval
       while (!stop_load) {
+        std::this_thread::sleep_until(next);
+        next += interval;
+        if (next < steady::now()) {
+          next = steady::now();  // fell behind (a stalled request): no burst to catch up
+        }
         create_record r;
         r.account = static_cast<int>(rng() % accounts.size());
         const std::string body = json::serialize(
@@ -230,7 +243,6 @@ int main(int argc, char** argv) {
           ++record.polls;
           record.poll_errors += ok ? 0 : 1;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 30));
       }
     });
   }
@@ -399,8 +411,8 @@ int main(int argc, char** argv) {
 
   std::cout << "\n== gesso-chaos summary ==\n"
             << "load: " << load_seconds << " s, " << record.creates.size() << " creates ("
-            << static_cast<double>(record.creates.size()) / load_seconds << "/s), " << record.polls << " polls ("
-            << record.poll_errors << " without an answer or not 200)\n"
+            << static_cast<double>(record.creates.size()) / load_seconds << "/s), " << record.polls
+            << " polls (" << record.poll_errors << " without an answer or not 200)\n"
             << "create answers:";
   for (const auto& [outcome, n] : record.by_outcome) {
     std::cout << " " << outcome << "×" << n;
@@ -415,6 +427,12 @@ int main(int argc, char** argv) {
             << " worker kill -9, PostgreSQL restarts:";
   for (const auto& m : pg_restarts) {
     std::cout << " " << m;
+  }
+  std::cout << "\nfailures by reason:";
+  for (const auto& line :
+       lines_of(cluster.psql("SELECT count(*) || '× ' || left(error, 70) FROM tasks WHERE status = 4 "
+                             "GROUP BY error ORDER BY count(*) DESC LIMIT 6"))) {
+    std::cout << "\n  " << line;
   }
   std::cout << "\ndrain: " << drain_seconds << " s until every task was final\n"
             << "violations: " << violations.size() << "\n";
