@@ -35,6 +35,7 @@ constexpr std::string_view known_names[] = {
     "GESSO_MEDIA_RETENTION_HOURS",
     "GESSO_NOTIFY_WINDOW_MS",
     "GESSO_WORKER_ID",
+    "GESSO_WORKER_LISTEN",
     "GESSO_WORKER_CONCURRENCY",
     "GESSO_WORKER_RENDER_THREADS",
     "GESSO_WORKER_LEASE_MS",
@@ -56,9 +57,10 @@ checked<std::int64_t> integer(std::string_view name, std::string_view text, std:
   return value;
 }
 
-checked<void> parse_listen(std::string_view text, config& c) {
+checked<void> parse_listen(std::string_view name, std::string_view text, std::string& out_host,
+                           std::uint16_t& out_port) {
   const std::string bad =
-      "GESSO_LISTEN=" + std::string(text) + ": expected host:port, e.g. 0.0.0.0:8080 or [::1]:0";
+      std::string(name) + "=" + std::string(text) + ": expected host:port, e.g. 0.0.0.0:8080 or [::1]:0";
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
     return refusal{bad};
@@ -72,12 +74,12 @@ checked<void> parse_listen(std::string_view text, config& c) {
   } else if (host.find(':') != std::string_view::npos) {
     return refusal{bad};
   }
-  auto port = integer("GESSO_LISTEN port", text.substr(colon + 1), 0, 65535);
+  auto port = integer(name, text.substr(colon + 1), 0, 65535);
   if (!port) {
     return refusal{bad};
   }
-  c.listen_host = std::string(host);
-  c.listen_port = static_cast<std::uint16_t>(*port);
+  out_host = std::string(host);
+  out_port = static_cast<std::uint16_t>(*port);
   return {};
 }
 
@@ -163,9 +165,16 @@ config_result load_config(std::span<const char* const> environment) {
     return refusal{"GESSO_MEDIA_SIGNING_KEY must be at least 32 characters"};
   }
   if (const std::string* v = text("GESSO_LISTEN")) {
-    if (auto r = parse_listen(*v, c); !r) {
+    if (auto r = parse_listen("GESSO_LISTEN", *v, c.listen_host, c.listen_port); !r) {
       return r.error();
     }
+  }
+  if (const std::string* v = text("GESSO_WORKER_LISTEN"); v != nullptr && !v->empty()) {
+    std::uint16_t port = 0;
+    if (auto r = parse_listen("GESSO_WORKER_LISTEN", *v, c.worker_listen_host, port); !r) {
+      return r.error();
+    }
+    c.worker_listen_port = port;
   }
   for (const std::string& error : {
            read_int("GESSO_IO_THREADS", c.io_threads, 0, 256),

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,11 +42,13 @@ struct config {
   std::chrono::milliseconds notify_window{5};  ///< GESSO_NOTIFY_WINDOW_MS: coalesces worker wake-ups
 
   // Workers.
-  std::string worker_id;                          ///< GESSO_WORKER_ID; empty = host name and process id
-  int worker_concurrency = 32;                    ///< GESSO_WORKER_CONCURRENCY: tasks at once
-  int worker_render_threads = 0;                  ///< GESSO_WORKER_RENDER_THREADS; 0 = one per core
-  std::chrono::milliseconds worker_lease{30000};  ///< GESSO_WORKER_LEASE_MS
-  std::chrono::milliseconds worker_poll{1000};    ///< GESSO_WORKER_POLL_MS: claim even without a wake-up
+  std::string worker_listen_host;                   ///< GESSO_WORKER_LISTEN "host:port": /healthz and /readyz
+  std::optional<std::uint16_t> worker_listen_port;  ///< unset: no probe listener
+  std::string worker_id;                            ///< GESSO_WORKER_ID; empty = host name and process id
+  int worker_concurrency = 32;                      ///< GESSO_WORKER_CONCURRENCY: tasks at once
+  int worker_render_threads = 0;                    ///< GESSO_WORKER_RENDER_THREADS; 0 = one per core
+  std::chrono::milliseconds worker_lease{30000};    ///< GESSO_WORKER_LEASE_MS
+  std::chrono::milliseconds worker_poll{1000};      ///< GESSO_WORKER_POLL_MS: claim even without a wake-up
   std::chrono::milliseconds worker_rescue_interval{5000};  ///< GESSO_WORKER_RESCUE_MS
   std::string ffmpeg = "ffmpeg";  ///< GESSO_FFMPEG: the encoder the builtin engine runs
   std::vector<ip_network>

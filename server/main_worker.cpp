@@ -1,6 +1,7 @@
 // gesso-worker: runs tasks. Stateless; run as many as the queue needs, on any nodes sharing the
 // database and the media directory.
 
+#include "server/health_server.hpp"
 #include "server/log.hpp"
 #include "server/process_setup.hpp"
 #include "server/worker.hpp"
@@ -9,6 +10,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 int main() {
@@ -38,7 +40,34 @@ int main() {
     engines::media_store media(cfg.media_dir);
     const engines::engine_environment environment{cfg.ffmpeg, fetch_policy{cfg.fetch_allowed_networks}};
     server::worker w(settings, models, environment, database, media);
-    std::cout << "gesso-worker " << settings.id << " running" << std::endl;
+    // Probes: alive while the claim loop turns (it waits at most a poll interval, plus a slow
+    // database call); ready while not draining and the database answered the last claim.
+    const auto stalled_after = std::max<std::chrono::milliseconds>(
+        std::chrono::seconds(30), 3 * cfg.worker_poll + cfg.db_connect_timeout + cfg.db_statement_timeout);
+    std::optional<server::health_server> probes;
+    std::string probe_note;
+    if (cfg.worker_listen_port) {
+      probes.emplace(
+          cfg.worker_listen_host, *cfg.worker_listen_port, [&w, stalled_after](std::string_view path) {
+            const auto h = w.status();
+            if (path == "/healthz") {
+              return h.since_last_loop < stalled_after ? server::probe_answer{200, R"({"status":"ok"})"}
+                                                       : server::probe_answer{503, R"({"status":"stalled"})"};
+            }
+            if (path == "/readyz") {
+              if (h.stopping) {
+                return server::probe_answer{503, R"({"status":"draining"})"};
+              }
+              return h.database_ok ? server::probe_answer{200, R"({"status":"ready"})"}
+                                   : server::probe_answer{503, R"({"status":"database unavailable"})"};
+            }
+            return server::probe_answer{404,
+                                        R"({"status":"no such endpoint; probes are /healthz and /readyz"})"};
+          });
+      probe_note =
+          " (probes on http://" + cfg.worker_listen_host + ":" + std::to_string(probes->port()) + ")";
+    }
+    std::cout << "gesso-worker " << settings.id << " running" << probe_note << std::endl;
     w.run();
   } catch (const std::invalid_argument& e) {
     std::cerr << "gesso-worker: " << e.what() << std::endl;

@@ -42,6 +42,8 @@ struct worker::impl {
   int active = 0;
   std::set<asio::steady_timer*> latency_waits;  ///< cancelled by a drain: those tasks are released
   std::atomic<bool> stopping{false};
+  std::atomic<std::int64_t> last_loop{std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::atomic<bool> database_ok{true};
 
   impl(worker_settings s, storage::pool_settings d)
       : settings(std::move(s)),
@@ -219,6 +221,7 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
 
 awaitable<void> claim_loop(worker::impl* w) {
   while (!w->stopping) {
+    w->last_loop = std::chrono::steady_clock::now().time_since_epoch().count();
     const int free = w->settings.concurrency - w->active;
     bool database_down = false;
     if (free > 0) {
@@ -232,6 +235,7 @@ awaitable<void> claim_loop(worker::impl* w) {
         database_down = true;
         log::write(log::level::warn, "claim_failed", {{"reason", e.what()}});
       }
+      w->database_ok = !database_down;
       for (auto& task : claimed) {
         ++w->active;
         log::write(log::level::info, "task_claimed", {{"task_id", task.id}, {"attempt", task.attempt}});
@@ -291,6 +295,12 @@ worker::worker(worker_settings settings, const catalog& models,
 }
 
 worker::~worker() = default;
+
+worker::health worker::status() const {
+  const std::chrono::steady_clock::time_point last{
+      std::chrono::steady_clock::duration{impl_->last_loop.load()}};
+  return {impl_->stopping.load(), impl_->database_ok.load(), std::chrono::steady_clock::now() - last};
+}
 
 void worker::run() {
   impl& w = *impl_;

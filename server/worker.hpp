@@ -39,6 +39,14 @@ class worker {
   /// Runs until SIGTERM or SIGINT, then returns once every held task is finished.
   void run();
 
+  /// For probes, from any thread.
+  struct health {
+    bool stopping = false;                                  ///< a drain has begun
+    bool database_ok = true;                                ///< the last claim reached the database
+    std::chrono::steady_clock::duration since_last_loop{};  ///< the claim loop's last turn
+  };
+  health status() const;
+
   struct impl;
 
  private:

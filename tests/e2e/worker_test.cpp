@@ -344,6 +344,31 @@ BOOST_AUTO_TEST_CASE(a_database_outage_pauses_workers_and_loses_nothing) {
   BOOST_TEST(server.stop() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(worker_probes_follow_the_claim_loop_and_the_database) {
+  worker_process worker(
+      with_catalog({{"GESSO_WORKER_LISTEN", "127.0.0.1:0"}, {"GESSO_WORKER_POLL_MS", "200"}}));
+  BOOST_TEST_REQUIRE(worker.probe_port() != 0);
+  const http_client probes("127.0.0.1", worker.probe_port(), 5s);
+  auto status_of = [&](const std::string& path) { return probes.request("GET", path).status; };
+  auto wait_for = [&](const std::string& path, int expected) {
+    for (int i = 0; i < 100 && status_of(path) != expected; ++i) {
+      std::this_thread::sleep_for(100ms);
+    }
+    return status_of(path);
+  };
+  BOOST_TEST(status_of("/healthz") == 200);
+  BOOST_TEST(wait_for("/readyz", 200) == 200);
+  cluster().stop("fast");
+  BOOST_TEST(wait_for("/readyz", 503) == 503);  // the next claim could not reach the database
+  BOOST_TEST(probes.request("GET", "/readyz").json().at("status") == "database unavailable");
+  BOOST_TEST(status_of("/healthz") == 200);  // alive all the same: nothing should restart it
+  cluster().start();
+  BOOST_TEST(wait_for("/readyz", 200) == 200);
+  BOOST_TEST(probes.request("POST", "/healthz", "x").status == 405);
+  BOOST_TEST(status_of("/metrics-or-anything") == 404);
+  BOOST_TEST(worker.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_finishes_tasks_being_rendered_then_exits_zero) {
   server_process server(with_catalog());
   const auto client = server.client();

@@ -155,6 +155,10 @@ worker_process::worker_process(const env_map& extra_env)
   if (line.find("running") == std::string::npos) {
     throw std::runtime_error("gesso-worker did not start: " + line);
   }
+  if (line.find("http://") != std::string::npos) {
+    const std::string address = line.substr(0, line.rfind(')'));
+    probe_port_ = static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+  }
 }
 
 poll_result poll_until_final(const http_client& client, const std::string& key, const std::string& task_id,

@@ -88,6 +88,11 @@ class server_process : public gesso_process {
 class worker_process : public gesso_process {
  public:
   explicit worker_process(const env_map& extra_env = {});
+  /// The probe listener's port, when GESSO_WORKER_LISTEN asked for one.
+  std::uint16_t probe_port() const { return probe_port_; }
+
+ private:
+  std::uint16_t probe_port_ = 0;
 };
 
 /// Polls a task until it is final (3 or 4), returning every task_status seen in order and the last data.
