@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
 # Installs everything Gesso needs to build, test and run on Debian 12. Safe to run again.
+#   deploy/install-deps.sh          # building, running and every test
+#   deploy/install-deps.sh build    # building only (the container image's build stage)
 set -euo pipefail
 packages=(
-  build-essential g++ cmake pkg-config clang-format clang libclang-rt-14-dev
-  libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev ffmpeg
-  postgresql postgresql-contrib
-  curl wrk nginx-light
+  build-essential g++ cmake pkg-config
+  libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev
 )
+if [[ "${1:-}" != build ]]; then
+  # Running (PostgreSQL, ffmpeg, nginx for the local cluster) and testing (clang for the fuzzers,
+  # wrk for benchmarks, Node.js for the Kubernetes manifest validation).
+  packages+=(ffmpeg postgresql postgresql-contrib curl wrk nginx-light clang-format clang libclang-rt-14-dev)
+  # A Node.js from elsewhere (NodeSource) brings its own npm; Debian's npm would conflict with it.
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    packages+=(nodejs npm)
+  fi
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
