@@ -62,7 +62,9 @@ struct http_server::impl {
   api_context api;
   asio::io_context ioc;
   tcp::acceptor acceptor{asio::make_strand(ioc)};
-  asio::signal_set signals{ioc, SIGTERM, SIGINT};
+  // Signals and the drain's grace timer share one strand: their handlers never run concurrently.
+  asio::strand<asio::io_context::executor_type> control{asio::make_strand(ioc)};
+  asio::signal_set signals{control, SIGTERM, SIGINT};
   std::optional<task_signal> created;
   std::atomic<bool> not_ready{false};  ///< the drain began: /readyz fails, responses close connections
   std::atomic<bool> draining{false};   ///< the grace is over: no longer accepting
@@ -122,13 +124,15 @@ struct http_server::impl {
     }
     log::write(log::level::info, "drain_started",
                {{"signal", signal}, {"grace_ms", static_cast<std::int64_t>(settings.drain_grace.count())}});
-    grace_timer.emplace(ioc, settings.drain_grace);
-    grace_timer->async_wait([this, signal](const boost::system::error_code&) { begin_drain(signal); });
+    // The wait for a second signal goes first: begin_drain cancels it, and a wait registered after
+    // that cancel would keep the event loop, and so the process, alive.
     signals.async_wait([this](const boost::system::error_code& ec, int again) {
       if (!ec) {
         on_signal(again);
       }
     });
+    grace_timer.emplace(control, settings.drain_grace);
+    grace_timer->async_wait([this, signal](const boost::system::error_code&) { begin_drain(signal); });
   }
 
   void begin_drain(int signal) {
