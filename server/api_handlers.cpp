@@ -119,6 +119,10 @@ awaitable<response> create_task(api_context* ctx, exchange* ex) {
     co_return problem_response(created.error(), request_id);
   }
   ctx->created->poke();
+  if (ctx->metrics != nullptr) {
+    ctx->metrics->tasks_created.add({create.model->id});
+    ctx->metrics->credits_charged.add({create.model->id}, static_cast<std::uint64_t>(created->credits));
+  }
   co_return success_response(
       create_success_message,
       json::object{{"task_id", created->id}, {"request_id", request_id}, {"credits", created->credits}},
@@ -207,6 +211,15 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
     const std::string_view query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
     co_return co_await serve_media(ctx, ex, target.substr(7, path.size() - 7), query);
   }
+  if (path == "/metrics" && ctx->metrics != nullptr) {
+    response res(http::status::ok, 11);
+    res.set(http::field::content_type, metrics::content_type);
+    res.set(http::field::cache_control, "no-store");
+    res.set("X-Request-Id", request_id);
+    res.body() = ctx->metrics->registry.render();
+    res.prepare_payload();
+    co_return res;
+  }
   if (path == "/readyz") {
     co_return co_await readiness(ctx, request_id);
   }
@@ -220,6 +233,37 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
 }
 
 }  // namespace
+
+api_metrics::api_metrics()
+    : requests(registry.counter("gesso_http_requests_total", "HTTP requests answered, by route and status.",
+                                {"route", "status"})),
+      durations(
+          registry.histogram("gesso_http_request_duration_seconds",
+                             "Time from a request's first byte to its response being written, by route.",
+                             {"route"}, metrics::latency_bounds())),
+      tasks_created(
+          registry.counter("gesso_tasks_created_total", "Tasks accepted by create, by model.", {"model"})),
+      credits_charged(registry.counter("gesso_credits_charged_total", "Credits charged at create, by model.",
+                                       {"model"})) {}
+
+std::string_view route_label(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == create_path) {
+    return "create";
+  }
+  if (path.starts_with(task_prefix)) {
+    return "query";
+  }
+  if (path.starts_with("/media/")) {
+    return "media";
+  }
+  for (const std::string_view fixed : {"/healthz", "/readyz", "/metrics"}) {
+    if (path == fixed) {
+      return fixed.substr(1);
+    }
+  }
+  return "other";
+}
 
 awaitable<response> handle_request(api_context* ctx, exchange* ex) {
   std::exception_ptr failure;

@@ -6,6 +6,7 @@
 #include "server/blocking_pool.hpp"
 #include "server/engines/media_store.hpp"
 #include "server/http_types.hpp"
+#include "server/metrics.hpp"
 #include "server/task_signal.hpp"
 #include "storage/connection_pool.hpp"
 
@@ -24,6 +25,19 @@ struct media_links {
   std::chrono::seconds ttl{86400};
 };
 
+/// The API server's metric families (docs/operations.md#metrics); the frontend creates them.
+struct api_metrics {
+  metrics::registry registry;
+  metrics::counter_family& requests;
+  metrics::histogram_family& durations;
+  metrics::counter_family& tasks_created;
+  metrics::counter_family& credits_charged;
+  api_metrics();
+};
+
+/// The route label of a request target: create, query, media, healthz, readyz, metrics or other.
+std::string_view route_label(std::string_view target);
+
 /// What the handlers need; owned by main() and alive for the whole run.
 struct api_context {
   const catalog* models = nullptr;
@@ -34,6 +48,7 @@ struct api_context {
   task_signal* created = nullptr;          ///< wakes workers after creates
   const fetch_policy* fetching = nullptr;  ///< what workers may fetch: image URLs they would refuse are 400
   const std::atomic<bool>* draining = nullptr;  ///< set by the frontend when a drain begins: /readyz fails
+  api_metrics* metrics = nullptr;               ///< set by the frontend
 };
 
 /// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles

@@ -43,6 +43,10 @@ class blocking_pool {
     co_return co_await std::move(op);
   }
 
+  /// Work running or waiting now, and the number of threads (for metrics).
+  std::size_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  std::size_t threads() const { return threads_; }
+
   /// Waits for queued work to finish and stops the threads.
   void join() { pool_.join(); }
 
@@ -55,6 +59,7 @@ class blocking_pool {
   boost::asio::thread_pool pool_;
   std::atomic<std::size_t> in_flight_{0};
   std::size_t limit_;
+  std::size_t threads_;
 };
 
 }  // namespace gesso::server

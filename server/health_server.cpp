@@ -48,8 +48,8 @@ asio::awaitable<void> answer_one(health_server::impl* s, tcp::socket socket) {
   http::response<http::string_body> res;
   res.version(11);
   res.keep_alive(false);
-  res.set(http::field::content_type, "application/json");
   if (req.method() != http::verb::get) {
+    res.set(http::field::content_type, "application/json");
     res.result(http::status::method_not_allowed);
     res.set(http::field::allow, "GET");
     res.body() = R"({"status":"method not allowed"})";
@@ -57,6 +57,7 @@ asio::awaitable<void> answer_one(health_server::impl* s, tcp::socket socket) {
     const std::string_view target = req.target();
     const probe_answer a = s->answer(target.substr(0, target.find('?')));
     res.result(a.status);
+    res.set(http::field::content_type, a.content_type);
     res.body() = a.body;
   }
   res.prepare_payload();

@@ -1,6 +1,7 @@
 #pragma once
 // A small HTTP listener for processes that serve no API (the worker): GET /healthz and /readyz for
-// Kubernetes probes, answered on a thread of its own so a busy or stalled main loop cannot hide itself.
+// Kubernetes probes and /metrics, answered on a thread of its own so a busy or stalled main loop cannot
+// hide itself.
 
 #include <cstdint>
 #include <functional>
@@ -14,6 +15,7 @@ namespace gesso::server {
 struct probe_answer {
   unsigned status = 200;
   std::string body;
+  std::string content_type = "application/json";
 };
 
 class health_server {

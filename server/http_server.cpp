@@ -66,6 +66,7 @@ struct http_server::impl {
   asio::strand<asio::io_context::executor_type> control{asio::make_strand(ioc)};
   asio::signal_set signals{control, SIGTERM, SIGINT};
   std::optional<task_signal> created;
+  api_metrics metrics;
   std::atomic<bool> not_ready{false};  ///< the drain began: /readyz fails, responses close connections
   std::atomic<bool> draining{false};   ///< the grace is over: no longer accepting
   std::optional<asio::steady_timer> grace_timer;
@@ -256,10 +257,12 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
     res.keep_alive(keep_alive);
     c->stream.expires_after(s->settings.write_timeout);
     auto [wec, wn] = co_await http::async_write(c->stream, res, as_tuple_awaitable);
+    const auto elapsed = std::chrono::steady_clock::now() - started;
+    const std::string_view route = refused ? std::string_view("other") : route_label(ex.req.target());
+    s->metrics.requests.add({route, std::to_string(res.result_int())});
+    s->metrics.durations.observe({route}, std::chrono::duration<double>(elapsed).count());
     if (log::enabled(log::level::info)) {
-      const auto micros =
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
-              .count();
+      const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count();
       log::write(log::level::info, "request",
                  {{"request_id", ex.request_id},
                   {"method", refused ? "-" : std::string(ex.req.method_string())},
@@ -333,6 +336,21 @@ http_server::http_server(http_settings settings, api_context api) : impl_(std::m
   impl_->created.emplace(impl_->ioc.get_executor(), *api.db, *api.database, impl_->settings.notify_window);
   impl_->api.created = &*impl_->created;
   impl_->api.draining = &impl_->not_ready;
+  impl_->api.metrics = &impl_->metrics;
+  impl* s = impl_.get();
+  s->metrics.registry.gauge("gesso_http_connections", "Open client connections.", [s] {
+    std::lock_guard lock(s->registry_mutex);
+    return static_cast<double>(s->registry.size());
+  });
+  const blocking_pool* db = api.db;
+  s->metrics.registry.gauge("gesso_db_pool_in_use",
+                            "Database threads (= connections) running a request's work.",
+                            [db] { return static_cast<double>(std::min(db->in_flight(), db->threads())); });
+  s->metrics.registry.gauge("gesso_db_pool_waiting", "Requests waiting for a database thread.", [db] {
+    return static_cast<double>(db->in_flight() > db->threads() ? db->in_flight() - db->threads() : 0);
+  });
+  s->metrics.registry.gauge("gesso_db_pool_threads", "Database threads (GESSO_DB_POOL_SIZE).",
+                            [db] { return static_cast<double>(db->threads()); });
 }
 
 http_server::~http_server() = default;

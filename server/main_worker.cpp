@@ -3,6 +3,7 @@
 
 #include "server/health_server.hpp"
 #include "server/log.hpp"
+#include "server/metrics.hpp"
 #include "server/process_setup.hpp"
 #include "server/worker.hpp"
 
@@ -61,8 +62,11 @@ int main() {
               return h.database_ok ? server::probe_answer{200, R"({"status":"ready"})"}
                                    : server::probe_answer{503, R"({"status":"database unavailable"})"};
             }
+            if (path == "/metrics") {
+              return server::probe_answer{200, w.metrics_text(), std::string(server::metrics::content_type)};
+            }
             return server::probe_answer{404,
-                                        R"({"status":"no such endpoint; probes are /healthz and /readyz"})"};
+                                        R"({"status":"no such endpoint: /healthz, /readyz and /metrics"})"};
           });
       probe_note =
           " (probes on http://" + cfg.worker_listen_host + ":" + std::to_string(probes->port()) + ")";

@@ -2,6 +2,7 @@
 
 #include "server/blocking_pool.hpp"
 #include "server/log.hpp"
+#include "server/metrics.hpp"
 #include "storage/notifications.hpp"
 #include "storage/task_queue.hpp"
 
@@ -39,11 +40,31 @@ struct worker::impl {
   asio::steady_timer rescue_timer{ioc};
   asio::signal_set signals{ioc, SIGTERM, SIGINT};
   bool wake_pending = false;
-  int active = 0;
+  std::atomic<int> active{0};                   ///< tasks held; written on the I/O thread, read by metrics
   std::set<asio::steady_timer*> latency_waits;  ///< cancelled by a drain: those tasks are released
   std::atomic<bool> stopping{false};
   std::atomic<std::int64_t> last_loop{std::chrono::steady_clock::now().time_since_epoch().count()};
   std::atomic<bool> database_ok{true};
+
+  // Metrics (docs/operations.md#metrics), served on the probe listener.
+  metrics::registry registry;
+  metrics::counter_family& claimed =
+      registry.counter("gesso_tasks_claimed_total", "Tasks claimed (each attempt), by model.", {"model"});
+  metrics::counter_family& finished = registry.counter(
+      "gesso_tasks_finished_total",
+      "Attempts finalized, by model and outcome: succeeded, failed (refunded), retry, waiting (on a remote "
+      "engine).",
+      {"model", "outcome"});
+  metrics::counter_family& refunded = registry.counter(
+      "gesso_tasks_refunded_total", "Failed tasks refunded by this worker, by model.", {"model"});
+  metrics::histogram_family& claim_seconds = registry.histogram(
+      "gesso_claim_duration_seconds", "Duration of one claim statement.", {}, metrics::latency_bounds());
+  metrics::histogram_family& engine_seconds = registry.histogram(
+      "gesso_engine_duration_seconds", "Engine time per attempt (simulated latency included), by model.",
+      {"model"}, metrics::latency_bounds());
+  std::atomic<std::int64_t> queue_due{0};
+  std::atomic<std::int64_t> remote_in_flight{0};
+  std::atomic<double> oldest_due_seconds{0};
 
   impl(worker_settings s, storage::pool_settings d)
       : settings(std::move(s)),
@@ -142,6 +163,13 @@ awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task>
       log::write(log::level::warn, "finalize_failed", {{"task_id", task->id}, {"reason", e.what()}});
     }
     if (!unavailable) {
+      if (applied) {
+        static constexpr std::string_view names[] = {"succeeded", "failed", "retry", "waiting"};
+        w->finished.add({task->model_id, names[static_cast<int>(outcome->status)]});
+        if (outcome->status == kind::failed) {
+          w->refunded.add({task->model_id});
+        }
+      }
       log::write(applied ? log::level::info : log::level::warn,
                  applied ? "task_finalized" : "finalize_lost_lease",
                  {{"task_id", task->id},
@@ -174,6 +202,7 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
     job->attempt = task->attempt;
     job->provider_job = task->provider_job;
     engines::engine* engine = engine_it->second.get();
+    const auto engine_started = std::chrono::steady_clock::now();
     if (const auto latency = engine->latency(*job); latency.count() > 0 && !w->stopping) {
       asio::steady_timer wait(w->ioc, latency);
       w->latency_waits.insert(&wait);
@@ -206,6 +235,9 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
       outcome->status = engines::engine_outcome::kind::retry;
       outcome->error = "the engine hit an internal error";
     }
+    w->engine_seconds.observe(
+        {task->model_id},
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - engine_started).count());
     state->done = true;
     state->timer.cancel();
     if (state->lost) {
@@ -230,13 +262,17 @@ awaitable<void> claim_loop(worker::impl* w) {
         auto claim = [w, free] {
           return storage::claim_due(w->pool, w->settings.id, free, w->settings.lease);
         };
+        const auto started = std::chrono::steady_clock::now();
         claimed = co_await w->db.run(std::move(claim));
+        w->claim_seconds.observe(
+            {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       } catch (const std::exception& e) {
         database_down = true;
         log::write(log::level::warn, "claim_failed", {{"reason", e.what()}});
       }
       w->database_ok = !database_down;
       for (auto& task : claimed) {
+        w->claimed.add({task.model_id});
         ++w->active;
         log::write(log::level::info, "task_claimed", {{"task_id", task.id}, {"attempt", task.attempt}});
         asio::co_spawn(w->ioc, run_task(w, std::make_shared<storage::claimed_task>(std::move(task))),
@@ -261,6 +297,11 @@ awaitable<void> housekeeping(worker::impl* w) {
     try {
       auto rescue = [w] { return storage::rescue_overdue(w->pool, 100); };
       const int rescued = co_await w->db.run(std::move(rescue));
+      auto stats = [w] { return storage::read_queue_stats(w->pool); };
+      const storage::queue_stats queue = co_await w->db.run(std::move(stats));
+      w->queue_due = queue.due;
+      w->oldest_due_seconds = queue.oldest_due_seconds;
+      w->remote_in_flight = queue.remote_in_flight;
       if (rescued > 0) {
         log::write(log::level::info, "tasks_rescued", {{"count", rescued}});
       }
@@ -289,12 +330,30 @@ worker::worker(worker_settings settings, const catalog& models,
     : impl_(std::make_unique<impl>(std::move(settings), std::move(database))) {
   impl_->models = &models;
   impl_->media = &media;
+  impl* w = impl_.get();
+  w->registry.gauge("gesso_tasks_held", "Tasks this worker holds (claimed, not yet finalized).",
+                    [w] { return static_cast<double>(w->active.load()); });
+  w->registry.gauge("gesso_tasks_capacity", "Tasks this worker may hold (GESSO_WORKER_CONCURRENCY).",
+                    [w] { return static_cast<double>(w->settings.concurrency); });
+  w->registry.gauge("gesso_queue_due_tasks",
+                    "Tasks due for a claim now, all workers together (sampled every rescue interval).",
+                    [w] { return static_cast<double>(w->queue_due.load()); });
+  w->registry.gauge("gesso_queue_oldest_due_seconds",
+                    "How long the oldest due task has been waiting (sampled).",
+                    [w] { return w->oldest_due_seconds.load(); });
+  w->registry.gauge("gesso_remote_tasks_in_flight",
+                    "Tasks submitted to a remote engine and waiting for it, all workers together (sampled).",
+                    [w] { return static_cast<double>(w->remote_in_flight.load()); });
   for (const model_spec& m : models.models()) {
     impl_->engines.emplace(m.id, engines::make_engine(m, environment));
   }
 }
 
 worker::~worker() = default;
+
+std::string worker::metrics_text() const {
+  return impl_->registry.render();
+}
 
 worker::health worker::status() const {
   const std::chrono::steady_clock::time_point last{

@@ -47,6 +47,9 @@ class worker {
   };
   health status() const;
 
+  /// The worker's metrics in the Prometheus text format, from any thread.
+  std::string metrics_text() const;
+
   struct impl;
 
  private:

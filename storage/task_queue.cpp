@@ -108,6 +108,15 @@ SELECT count(*) FROM tasks
 WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()
 )sql";
 
+constexpr const char* queue_stats_sql = R"sql(
+SELECT count(*) FILTER (WHERE due),
+       coalesce(extract(epoch FROM now() - min(run_after) FILTER (WHERE due)), 0)::float8,
+       count(*) FILTER (WHERE status = 2 AND provider_job IS NOT NULL)
+FROM (SELECT status, run_after, provider_job,
+             run_after <= now() AND attempts < max_attempts AND deadline_at > now() AS due
+      FROM tasks WHERE status IN (1, 2)) AS open
+)sql";
+
 // Runs a lease-guarded statement and reports whether it matched the held task.
 template <class... Args>
 bool guarded(connection_pool& pool, const char* statement, const Args&... args) {
@@ -129,6 +138,7 @@ void prepare_queue_statements(pqxx::connection& c) {
   c.prepare("wait_for_provider", wait_sql);
   c.prepare("rescue_overdue", std::string(rescue_head) + refund_cte);
   c.prepare("count_due", count_due_sql);
+  c.prepare("queue_stats", queue_stats_sql);
   c.prepare("release_unstarted", release_sql);
 }
 }  // namespace detail
@@ -204,6 +214,14 @@ int rescue_overdue(connection_pool& pool, int limit) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
     return tx.exec_prepared1("rescue_overdue", limit)[0].as<int>();
+  });
+}
+
+queue_stats read_queue_stats(connection_pool& pool) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    const auto row = tx.exec_prepared1("queue_stats");
+    return queue_stats{row[0].as<std::int64_t>(), row[1].as<double>(), row[2].as<std::int64_t>()};
   });
 }
 

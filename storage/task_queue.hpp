@@ -78,4 +78,13 @@ int rescue_overdue(connection_pool& pool, int limit);
 /// Tasks that could be claimed now.
 std::int64_t count_due(connection_pool& pool);
 
+/// The queue as a whole, for metrics: due tasks, how long the oldest has been due, and tasks whose
+/// remote engine holds them (submitted upstream, waiting for its answer).
+struct queue_stats {
+  std::int64_t due = 0;
+  double oldest_due_seconds = 0;
+  std::int64_t remote_in_flight = 0;
+};
+queue_stats read_queue_stats(connection_pool& pool);
+
 }  // namespace gesso::storage

@@ -369,6 +369,53 @@ BOOST_AUTO_TEST_CASE(worker_probes_follow_the_claim_loop_and_the_database) {
   BOOST_TEST(worker.stop() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(servers_and_workers_export_metrics) {
+  server_process server(with_catalog());
+  worker_process worker(
+      with_catalog({{"GESSO_WORKER_LISTEN", "127.0.0.1:0"}, {"GESSO_WORKER_RESCUE_MS", "200"}}));
+  const auto client = server.client();
+  const auto account = make_account("metrics", 100);
+  const std::string ok = create_task(client, account.key, "vendor4-2");
+  const std::string bad = create_task(client, account.key, "always-fails");
+  BOOST_TEST(poll_until_final(client, account.key, ok).statuses.back() == 3);
+  BOOST_TEST(poll_until_final(client, account.key, bad).statuses.back() == 4);
+  BOOST_TEST(client.query(account.key, "task_" + std::string(32, 'z')).status == 404);
+  std::this_thread::sleep_for(500ms);  // a housekeeping pass samples the queue
+
+  const auto scraped = client.request("GET", "/metrics");
+  BOOST_TEST(scraped.status == 200);
+  BOOST_TEST(scraped.header("content-type").find("text/plain; version=0.0.4") == 0);
+  for (const std::string line : {
+           "gesso_http_requests_total{route=\"create\",status=\"200\"} 2",
+           "gesso_http_requests_total{route=\"query\",status=\"404\"} 1",
+           "gesso_tasks_created_total{model=\"vendor4-2\"} 1",
+           "gesso_tasks_created_total{model=\"always-fails\"} 1",
+           "gesso_credits_charged_total{model=\"always-fails\"} 7",
+           "gesso_http_request_duration_seconds_count{route=\"create\"} 2",
+           "# TYPE gesso_db_pool_in_use gauge",
+           "gesso_db_pool_threads 16",
+       }) {
+    BOOST_TEST(scraped.body.find(line + "\n") != std::string::npos, line << " in\n" << scraped.body);
+  }
+  const http_client probes("127.0.0.1", worker.probe_port(), 5s);
+  const auto from_worker = probes.request("GET", "/metrics");
+  BOOST_TEST(from_worker.status == 200);
+  for (const std::string line : {
+           "gesso_tasks_claimed_total{model=\"vendor4-2\"} 1",
+           "gesso_tasks_finished_total{model=\"vendor4-2\",outcome=\"succeeded\"} 1",
+           "gesso_tasks_finished_total{model=\"always-fails\",outcome=\"failed\"} 1",
+           "gesso_tasks_refunded_total{model=\"always-fails\"} 1",
+           "gesso_engine_duration_seconds_count{model=\"vendor4-2\"} 1",
+           "gesso_tasks_held 0",
+           "gesso_queue_due_tasks 0",
+           "gesso_remote_tasks_in_flight 0",
+       }) {
+    BOOST_TEST(from_worker.body.find(line + "\n") != std::string::npos, line << " in\n" << from_worker.body);
+  }
+  BOOST_TEST(worker.stop() == 0);
+  BOOST_TEST(server.stop() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_finishes_tasks_being_rendered_then_exits_zero) {
   server_process server(with_catalog());
   const auto client = server.client();
