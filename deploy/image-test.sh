@@ -39,21 +39,18 @@ buildah "${store[@]}" build -q --isolation chroot -f "$work/Containerfile" -t lo
 
 # 3. Run it: PostgreSQL on a private socket, then migrate, an account, a server and a worker, all
 #    from the image, and one task from create to downloaded PNG.
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+source deploy/postgres.sh
 db="$work/db"
 media="$work/media"
 rm -rf "$db" "$media"
-mkdir -p "$db" "$media"
-chown postgres "$db"
-chmod 755 "$db"
+mkdir -p "$media"
 chmod 777 "$media"
-runuser -u postgres -- "$pgbin/initdb" -D "$db/data" -U gesso --auth=trust >/dev/null
-runuser -u postgres -- "$pgbin/pg_ctl" -D "$db/data" -l "$db/log" -w -o "-k $db -c listen_addresses=''" start >/dev/null
+pg_start "$db" "$db/data"
 containers=()
 cleanup() {
   pkill -f "^/usr/local/bin/gesso-(server|worker)$" 2>/dev/null || true
   for c in "${containers[@]}"; do buildah "${store[@]}" rm "$c" >/dev/null 2>&1 || true; done
-  runuser -u postgres -- "$pgbin/pg_ctl" -D "$db/data" -m immediate -w stop >/dev/null 2>&1 || true
+  pg_stop "$db/data" immediate
   buildah "${store[@]}" rmi localhost/gesso:test >/dev/null 2>&1 || true
 }
 trap cleanup EXIT

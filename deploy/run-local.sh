@@ -10,19 +10,11 @@ root=$(pwd)
 state="$root/.gesso-local"
 
 deploy/install-deps.sh
-pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$(nproc)" --target gesso-server gesso-worker gesso
 
-as_owner() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-mkdir -p "$state"
-if [[ $(id -u) -eq 0 ]]; then chown postgres "$state"; chmod 755 "$state"; fi
-if [[ ! -f "$state/data/PG_VERSION" ]]; then
-  as_owner "$pgbin/initdb" -D "$state/data" -U gesso --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
-fi
-as_owner "$pgbin/pg_ctl" -D "$state/data" -l "$state/postgres.log" -w \
-  -o "-k $state -c listen_addresses=''" start >/dev/null
+source deploy/postgres.sh
+pg_start "$state" "$state/data"
 export GESSO_DATABASE_URL="host=$state port=5432 user=gesso dbname=postgres"
 export GESSO_LISTEN="${GESSO_LISTEN:-127.0.0.1:8080}"
 export GESSO_MEDIA_DIR="${GESSO_MEDIA_DIR:-$state/media}"
@@ -38,7 +30,7 @@ cleanup() {
   trap - EXIT INT TERM
   [[ -n "$worker_pid" ]] && kill -TERM "$worker_pid" 2>/dev/null && wait "$worker_pid" || true
   [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" || true
-  as_owner "$pgbin/pg_ctl" -D "$state/data" -m fast -w stop >/dev/null 2>&1 || true
+  pg_stop "$state/data" fast
   echo "stopped"
 }
 trap cleanup EXIT INT TERM

@@ -189,6 +189,7 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
   const std::string_view target = req.target();
   const std::string path(target.substr(0, target.find('?')));
   if (path == create_path) {
+    ex->route = "create";
     if (req.method() != http::verb::post) {
       co_return method_not_allowed(http::verb::post, request_id);
     }
@@ -196,6 +197,7 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
   }
   if (path.starts_with(task_prefix) && path.size() > task_prefix.size() &&
       path.find('/', task_prefix.size()) == std::string::npos) {
+    ex->route = "query";
     if (req.method() != http::verb::get) {
       co_return method_not_allowed(http::verb::get, request_id);
     }
@@ -203,6 +205,7 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
     co_return co_await query_task(ctx, ex, task_id);
   }
   if (path.starts_with("/media/")) {
+    ex->route = "media";
     if (req.method() != http::verb::get && req.method() != http::verb::head) {
       response res = method_not_allowed(http::verb::get, request_id);
       res.set(http::field::allow, "GET, HEAD");
@@ -212,6 +215,7 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
     co_return co_await serve_media(ctx, ex, target.substr(7, path.size() - 7), query);
   }
   if (path == "/metrics" && ctx->metrics != nullptr) {
+    ex->route = "metrics";
     response res(http::status::ok, 11);
     res.set(http::field::content_type, metrics::content_type);
     res.set(http::field::cache_control, "no-store");
@@ -221,9 +225,11 @@ awaitable<response> route(api_context* ctx, exchange* ex) {
     co_return res;
   }
   if (path == "/readyz") {
+    ex->route = "readyz";
     co_return co_await readiness(ctx, request_id);
   }
   if (path == "/healthz") {
+    ex->route = "healthz";
     co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);
   }
   co_return problem_response({errc::not_found,
@@ -245,25 +251,6 @@ api_metrics::api_metrics()
           registry.counter("gesso_tasks_created_total", "Tasks accepted by create, by model.", {"model"})),
       credits_charged(registry.counter("gesso_credits_charged_total", "Credits charged at create, by model.",
                                        {"model"})) {}
-
-std::string_view route_label(std::string_view target) {
-  const std::string_view path = target.substr(0, target.find('?'));
-  if (path == create_path) {
-    return "create";
-  }
-  if (path.starts_with(task_prefix)) {
-    return "query";
-  }
-  if (path.starts_with("/media/")) {
-    return "media";
-  }
-  for (const std::string_view fixed : {"/healthz", "/readyz", "/metrics"}) {
-    if (path == fixed) {
-      return fixed.substr(1);
-    }
-  }
-  return "other";
-}
 
 awaitable<response> handle_request(api_context* ctx, exchange* ex) {
   std::exception_ptr failure;

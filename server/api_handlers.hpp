@@ -35,9 +35,6 @@ struct api_metrics {
   api_metrics();
 };
 
-/// The route label of a request target: create, query, media, healthz, readyz, metrics or other.
-std::string_view route_label(std::string_view target);
-
 /// What the handlers need; owned by main() and alive for the whole run.
 struct api_context {
   const catalog* models = nullptr;
@@ -56,6 +53,7 @@ struct api_context {
 struct exchange {
   request req;
   std::string request_id;
+  std::string_view route = "other";  ///< set by the router: the metrics label of the endpoint
 };
 
 /// Answers one request. Never throws: every failure becomes a response (api_response.hpp).

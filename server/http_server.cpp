@@ -258,7 +258,7 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
     c->stream.expires_after(s->settings.write_timeout);
     auto [wec, wn] = co_await http::async_write(c->stream, res, as_tuple_awaitable);
     const auto elapsed = std::chrono::steady_clock::now() - started;
-    const std::string_view route = refused ? std::string_view("other") : route_label(ex.req.target());
+    const std::string_view route = ex.route;  // "other" for refused requests: never routed
     s->metrics.requests.add({route, std::to_string(res.result_int())});
     s->metrics.durations.observe({route}, std::chrono::duration<double>(elapsed).count());
     if (log::enabled(log::level::info)) {

@@ -24,10 +24,9 @@ servers="${CLUSTER_SERVERS:-3}"
 workers="${CLUSTER_WORKERS:-3}"
 bin="${CLUSTER_BIN:-}"
 unset CLUSTER_DIR CLUSTER_PORT CLUSTER_SERVERS CLUSTER_WORKERS CLUSTER_BIN
-pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 db_url="host=$dir port=5432 user=gesso dbname=postgres"
 
-as_owner() { if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+source deploy/postgres.sh
 say() { echo "cluster: $*"; }
 die() {
   echo "cluster: $*" >&2
@@ -65,23 +64,8 @@ stop_pid() {
   kill -KILL "$(cat "$pidfile")" 2>/dev/null || true
 }
 
-start_postgres() {
-  mkdir -p "$dir"
-  if [[ $(id -u) -eq 0 ]]; then chown postgres "$dir"; fi
-  chmod 755 "$dir"
-  if [[ ! -f "$dir/pg/PG_VERSION" ]]; then
-    as_owner "$pgbin/initdb" -D "$dir/pg" -U gesso --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
-  fi
-  as_owner "$pgbin/pg_ctl" -D "$dir/pg" status >/dev/null 2>&1 && return 0
-  as_owner "$pgbin/pg_ctl" -D "$dir/pg" -l "$dir/postgres.log" -w \
-    -o "-k $dir -c listen_addresses='' -c max_connections=300" start >/dev/null
-}
-
-stop_postgres() {
-  local mode=${1:-fast}
-  [[ -f "$dir/pg/postmaster.pid" ]] || return 0
-  as_owner "$pgbin/pg_ctl" -D "$dir/pg" -m "$mode" -w stop >/dev/null 2>&1 || true
-}
+start_postgres() { pg_start "$dir" "$dir/pg" "-c max_connections=300"; }
+stop_postgres() { pg_stop "$dir/pg" "${1:-fast}"; }
 
 shared_env() {
   export GESSO_DATABASE_URL="$db_url"
@@ -202,7 +186,7 @@ cmd_status() {
     echo "worker $n: $(alive "$dir/worker-$n.pid" && echo running || echo stopped)"
   done
   echo "nginx (127.0.0.1:$port): $(alive "$dir/nginx.pid" && echo running || echo stopped)"
-  echo "postgres: $(as_owner "$pgbin/pg_ctl" -D "$dir/pg" status >/dev/null 2>&1 && echo running || echo stopped)"
+  echo "postgres: $(pg_running "$dir/pg" && echo running || echo stopped)"
 }
 
 cmd_restart() {
