@@ -29,18 +29,20 @@ class blocking_pool {
   /// exceptions from `work` propagate. Throws `overloaded` without running it when full.
   template <class Work>
   boost::asio::awaitable<std::invoke_result_t<Work&>> run(Work work) {
-    using result_type = std::invoke_result_t<Work&>;
     if (in_flight_.fetch_add(1, std::memory_order_relaxed) >= limit_) {
       in_flight_.fetch_sub(1, std::memory_order_relaxed);
       throw overloaded();
     }
     const in_flight_guard guard{in_flight_};
-    auto job = [work = std::move(work)]() mutable -> boost::asio::awaitable<result_type> {
-      co_return work();
-    };
-    boost::asio::awaitable<result_type> op =
-        boost::asio::co_spawn(pool_.get_executor(), std::move(job), boost::asio::use_awaitable);
-    co_return co_await std::move(op);
+    co_return co_await on_pool(std::move(work));
+  }
+
+  /// Like run, for the process's own housekeeping (a NOTIFY after creates): never refused and not
+  /// counted against the limit, so it cannot take the place of a client's request. It still waits for
+  /// a thread like everything else.
+  template <class Work>
+  boost::asio::awaitable<std::invoke_result_t<Work&>> run_internal(Work work) {
+    co_return co_await on_pool(std::move(work));
   }
 
   /// Work running or waiting now, and the number of threads (for metrics).
@@ -51,6 +53,17 @@ class blocking_pool {
   void join() { pool_.join(); }
 
  private:
+  template <class Work>
+  boost::asio::awaitable<std::invoke_result_t<Work&>> on_pool(Work work) {
+    using result_type = std::invoke_result_t<Work&>;
+    auto job = [work = std::move(work)]() mutable -> boost::asio::awaitable<result_type> {
+      co_return work();
+    };
+    boost::asio::awaitable<result_type> op =
+        boost::asio::co_spawn(pool_.get_executor(), std::move(job), boost::asio::use_awaitable);
+    co_return co_await std::move(op);
+  }
+
   struct in_flight_guard {
     std::atomic<std::size_t>& count;
     ~in_flight_guard() { count.fetch_sub(1, std::memory_order_relaxed); }

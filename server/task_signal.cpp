@@ -21,7 +21,7 @@ struct task_signal_access {
     s->armed_ = false;  // creates from now on arm the next window
     try {
       storage::connection_pool* database = s->database_;
-      co_await s->db_->run([database] {
+      co_await s->db_->run_internal([database] {
         storage::notify_tasks_created(*database);
         return true;
       });

@@ -23,11 +23,35 @@ const std::string good_body = R"({"model_id":"vendor4-2","prompt":"a cat"})";
 // Holds an exclusive lock on accounts for `hold`, so that creates wait on the database.
 std::future<void> lock_accounts_for(std::chrono::milliseconds hold) {
   auto f = std::async(std::launch::async, [hold] {
-    cluster().psql("BEGIN; LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(" +
-                   std::to_string(static_cast<double>(hold.count()) / 1000.0) + "); COMMIT;");
+    cluster().psql(
+        "SET application_name = 'gesso-test-lock'; BEGIN; LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE; "
+        "SELECT pg_sleep(" +
+        std::to_string(static_cast<double>(hold.count()) / 1000.0) + "); COMMIT;");
   });
-  std::this_thread::sleep_for(300ms);  // let psql take the lock
+  // Returns once psql holds the lock: a fixed sleep is not enough on a loaded machine.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (cluster().psql(
+             "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid) "
+             "WHERE application_name = 'gesso-test-lock' AND mode = 'AccessExclusiveLock' AND granted") !=
+         "1\n") {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("psql did not take the lock on accounts within 30 s");
+    }
+    std::this_thread::sleep_for(20ms);
+  }
   return f;
+}
+
+// Returns once the server runs a request's database work (the create waiting for the lock).
+void wait_until_the_database_is_busy(const server_process& server) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (server.client().request("GET", "/metrics").body.find("\ngesso_db_pool_in_use 1\n") ==
+         std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("no request reached the database within 30 s");
+    }
+    std::this_thread::sleep_for(20ms);
+  }
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -53,8 +77,8 @@ BOOST_AUTO_TEST_CASE(sigterm_finishes_in_flight_requests) {
   auto lock = lock_accounts_for(1500ms);
   auto in_flight =
       std::async(std::launch::async, [&] { return server.client().create(account.key, good_body); });
-  std::this_thread::sleep_for(300ms);  // the create is now waiting for the lock
-  const int status = server.stop();    // SIGTERM while it waits
+  wait_until_the_database_is_busy(server);
+  const int status = server.stop();  // SIGTERM while it waits
   const auto reply = in_flight.get();
   lock.get();
   BOOST_TEST(reply.status == 200, reply.body);
@@ -104,7 +128,7 @@ BOOST_AUTO_TEST_CASE(a_saturated_database_pool_answers_503_at_once) {
   auto lock = lock_accounts_for(2000ms);
   auto blocked =
       std::async(std::launch::async, [&] { return server.client().create(account.key, good_body); });
-  std::this_thread::sleep_for(300ms);
+  wait_until_the_database_is_busy(server);
   const auto started = std::chrono::steady_clock::now();
   const auto refused = server.client().create(account.key, good_body);
   BOOST_TEST(seconds_since(started) < 0.5);
