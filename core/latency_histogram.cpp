@@ -49,6 +49,14 @@ void latency_histogram::record(std::uint64_t value, std::uint64_t count) {
   sum_ += static_cast<long double>(value) * static_cast<long double>(count);
 }
 
+void latency_histogram::reset() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  total_ = 0;
+  min_ = UINT64_MAX;
+  max_ = 0;
+  sum_ = 0;
+}
+
 void latency_histogram::merge(const latency_histogram& other) {
   for (std::size_t i = 0; i < counts_.size(); ++i) {
     counts_[i] += other.counts_[i];

@@ -14,6 +14,8 @@ class latency_histogram {
 
   /// Records one value (any unit; the load generator uses microseconds).
   void record(std::uint64_t value, std::uint64_t count = 1);
+  /// Forgets every value (the load generator's per-second histograms).
+  void reset();
   /// Adds every value of `other` (histograms of several threads merged for a report).
   void merge(const latency_histogram& other);
 

@@ -2,6 +2,8 @@
 
 #include "storage/pool_internal.hpp"
 
+#include <algorithm>
+
 namespace gesso::storage {
 namespace {
 
@@ -88,6 +90,14 @@ SELECT a.id FROM accounts a LEFT JOIN ledger l ON l.account_id = a.id
 GROUP BY a.id
 HAVING a.balance <> coalesce(sum(CASE l.kind WHEN 'charge' THEN -l.amount ELSE l.amount END), 0)
 ORDER BY a.id
+)sql");
+  c.prepare("books_of_tasks", R"sql(
+SELECT t.id, t.status, t.credits,
+       count(l.id) FILTER (WHERE l.kind = 'charge'), coalesce(sum(l.amount) FILTER (WHERE l.kind = 'charge'), 0),
+       count(l.id) FILTER (WHERE l.kind = 'refund'), coalesce(sum(l.amount) FILTER (WHERE l.kind = 'refund'), 0)
+FROM tasks t LEFT JOIN ledger l ON l.task_id = t.id
+WHERE t.id = ANY (string_to_array($1, ','))
+GROUP BY t.id
 )sql");
 }
 }  // namespace detail
@@ -179,6 +189,27 @@ std::vector<account_summary> ledger_mismatches(connection_pool& pool) {
     }
     return out;
   });
+}
+
+std::vector<task_books> books_of_tasks(connection_pool& pool, const std::vector<std::string>& task_ids) {
+  std::vector<task_books> out;
+  constexpr std::size_t chunk = 5000;
+  for (std::size_t from = 0; from < task_ids.size(); from += chunk) {
+    std::string list;  // task ids are base32 and '_' (core/ids), so a comma separates them safely
+    for (std::size_t i = from; i < std::min(task_ids.size(), from + chunk); ++i) {
+      list += (list.empty() ? "" : ",") + task_ids[i];
+    }
+    detail::with_connection(pool, [&](pqxx::connection& c) {
+      pqxx::read_transaction tx(c);
+      for (const auto& row : tx.exec_prepared("books_of_tasks", list)) {
+        out.push_back(task_books{row[0].as<std::string>(), row[1].as<int>(), row[2].as<std::int64_t>(),
+                                 row[3].as<int>(), row[4].as<std::int64_t>(), row[5].as<int>(),
+                                 row[6].as<std::int64_t>()});
+      }
+      return 0;
+    });
+  }
+  return out;
 }
 
 }  // namespace gesso::storage

@@ -61,4 +61,18 @@ outcome<account_summary> show_account(connection_pool& pool, std::int64_t accoun
 /// Every account whose balance differs from its ledger (empty when the books balance).
 std::vector<account_summary> ledger_mismatches(connection_pool& pool);
 
+/// One task as the books record it: its status and the charge and refund rows that name it.
+struct task_books {
+  std::string task_id;
+  int status = 0;
+  std::int64_t credits = 0;
+  int charges = 0;
+  std::int64_t charged = 0;
+  int refunds = 0;
+  std::int64_t refunded = 0;
+};
+
+/// The books of each of `task_ids` that exists (the load generator's end check), in no set order.
+std::vector<task_books> books_of_tasks(connection_pool& pool, const std::vector<std::string>& task_ids);
+
 }  // namespace gesso::storage

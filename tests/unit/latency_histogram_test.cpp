@@ -89,4 +89,17 @@ BOOST_AUTO_TEST_CASE(an_empty_histogram_answers_zero_and_counts_add_up) {
   BOOST_TEST(h.value_at(26) == 5000U);  // 5000 is within its bucket's precision and is the max
 }
 
+BOOST_AUTO_TEST_CASE(a_reset_histogram_is_empty_and_records_afresh) {
+  latency_histogram h;
+  h.record(123456, 10);
+  h.reset();
+  BOOST_TEST(h.count() == 0U);
+  BOOST_TEST(h.max() == 0U);
+  BOOST_TEST(h.value_at(50) == 0U);
+  h.record(42);
+  BOOST_TEST(h.min() == 42U);
+  BOOST_TEST(h.value_at(100) == 42U);
+  BOOST_TEST(h.mean() == 42.0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

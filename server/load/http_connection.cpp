@@ -1,0 +1,124 @@
+#include "server/load/http_connection.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace gesso::load {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using boost::system::error_code;
+
+namespace {
+
+std::string describe(const error_code& ec, const char* step) {
+  if (ec == beast::error::timeout) {
+    return "timeout";
+  }
+  if (ec == asio::error::connection_refused) {
+    return "connect refused";
+  }
+  if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::error::broken_pipe) {
+    return "connection closed";
+  }
+  return std::string(step) + ": " + ec.message();
+}
+
+}  // namespace
+
+http_connection::http_connection(asio::any_io_executor executor,
+                                 const asio::ip::tcp::resolver::results_type* endpoints)
+    : stream_(std::move(executor)), endpoints_(endpoints) {}
+
+asio::awaitable<exchange_result> http_connection::exchange(const http::request<http::string_body>* req,
+                                                           std::chrono::milliseconds timeout) {
+  exchange_result result;
+  stream_.expires_after(timeout);
+  if (!connected_) {
+    auto [ec, endpoint] = co_await stream_.async_connect(*endpoints_, asio::as_tuple(asio::use_awaitable));
+    static_cast<void>(endpoint);
+    if (ec) {
+      stream_.close();
+      result.failure = describe(ec, "connect");
+      co_return result;
+    }
+    stream_.socket().set_option(asio::ip::tcp::no_delay(true));
+    connected_ = true;
+  }
+  auto [write_ec, written] = co_await http::async_write(stream_, *req, asio::as_tuple(asio::use_awaitable));
+  static_cast<void>(written);
+  if (write_ec) {
+    stream_.close();
+    connected_ = false;
+    result.failure = describe(write_ec, "write");
+    co_return result;
+  }
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(boost::none);  // results can be videos of many megabytes
+  auto [read_ec, read] =
+      co_await http::async_read(stream_, buffer_, parser, asio::as_tuple(asio::use_awaitable));
+  static_cast<void>(read);
+  if (read_ec) {
+    stream_.close();
+    connected_ = false;
+    buffer_.clear();
+    result.failure = describe(read_ec, "read");
+    co_return result;
+  }
+  http::response<http::string_body> answer = parser.release();
+  if (!answer.keep_alive()) {
+    stream_.close();
+    connected_ = false;
+    buffer_.clear();
+  }
+  result.status = static_cast<int>(answer.result_int());
+  result.body = std::move(answer.body());
+  co_return result;
+}
+
+connection_set::connection_set(asio::any_io_executor executor,
+                               asio::ip::tcp::resolver::results_type endpoints, int limit)
+    : executor_(std::move(executor)), endpoints_(std::move(endpoints)), limit_(limit) {}
+
+asio::awaitable<std::unique_ptr<http_connection>> connection_set::acquire() {
+  if (!idle_.empty()) {
+    auto c = std::move(idle_.back());
+    idle_.pop_back();
+    co_return c;
+  }
+  if (opened_ < limit_) {
+    ++opened_;
+    co_return std::make_unique<http_connection>(executor_, &endpoints_);
+  }
+  waiter w{asio::steady_timer(executor_, asio::steady_timer::time_point::max()), nullptr};
+  waiters_.push_back(&w);
+  while (!w.given) {
+    auto [ec] = co_await w.wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    static_cast<void>(ec);  // cancelled by release, which has handed over a connection
+  }
+  co_return std::move(w.given);
+}
+
+void connection_set::release(std::unique_ptr<http_connection> connection) {
+  if (!waiters_.empty()) {
+    waiter* w = waiters_.front();
+    waiters_.pop_front();
+    w->given = std::move(connection);
+    w->wake.cancel();
+    return;
+  }
+  idle_.push_back(std::move(connection));
+}
+
+asio::awaitable<exchange_result> exchange_on(connection_set* set, const http::request<http::string_body>* req,
+                                             std::chrono::milliseconds timeout) {
+  std::unique_ptr<http_connection> connection = co_await set->acquire();
+  exchange_result result = co_await connection->exchange(req, timeout);
+  set->release(std::move(connection));
+  co_return result;
+}
+
+}  // namespace gesso::load

@@ -1,0 +1,565 @@
+#include "server/load/load_run.hpp"
+
+#include "core/ids.hpp"
+#include "server/load/http_connection.hpp"
+#include "storage/accounts.hpp"
+#include "storage/connection_pool.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace gesso::load {
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+namespace json = boost::json;
+using steady = std::chrono::steady_clock;
+using request = http::request<http::string_body>;
+
+namespace {
+
+constexpr std::int64_t account_credits = 1'000'000'000'000;
+
+/// A task the generator created, as it knows it.
+struct task_entry {
+  std::string id;
+  std::size_t key = 0;
+  std::int64_t credits = 0;
+  int status = 1;  ///< the last status seen; 3 and 4 are final
+};
+
+/// What every thread shares.
+struct run_state {
+  const options* o = nullptr;
+  const std::vector<std::string>* keys = nullptr;
+  recorder rec;
+  std::mutex tasks_mutex;
+  std::vector<task_entry> tasks;
+  std::atomic<std::uint64_t> unanswered{0};
+  std::atomic<std::uint64_t> generator_errors{0};
+  std::vector<std::pair<std::size_t, std::string>> query_targets;  ///< (key, task id)
+  std::vector<double> model_cumulative;
+  steady::time_point start;
+  steady::time_point arrivals_end;
+  steady::time_point settle_deadline;
+  std::chrono::milliseconds timeout{};
+};
+
+/// One I/O thread: its io_context, its connections and its random numbers.
+struct lane {
+  asio::io_context ioc{1};
+  connection_set connections;
+  std::mt19937_64 rng;
+  lane(const asio::ip::tcp::resolver::results_type& endpoints, int limit, std::uint64_t seed)
+      : connections(ioc.get_executor(), endpoints, limit), rng(seed) {}
+};
+
+std::uint64_t micros_since(steady::time_point t) {
+  const auto d = std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - t).count();
+  return d < 0 ? 0 : static_cast<std::uint64_t>(d);
+}
+
+request make_request(const run_state& s, http::verb method, std::string target, const std::string* key) {
+  request req{method, target, 11};
+  req.set(http::field::host, s.o->host + ":" + s.o->port);
+  req.set(http::field::user_agent, "gesso-load");
+  if (key != nullptr) {
+    req.set(http::field::authorization, "Bearer " + *key);
+  }
+  req.keep_alive(true);
+  return req;
+}
+
+/// The `data` object of a 200 answer, or nothing.
+std::optional<json::object> data_of(const exchange_result& answer) {
+  if (answer.status != 200) {
+    return std::nullopt;
+  }
+  boost::system::error_code ec;
+  json::value v = json::parse(answer.body, ec);
+  if (ec || !v.is_object()) {
+    return std::nullopt;
+  }
+  const json::value* data = v.as_object().if_contains("data");
+  if (data == nullptr || !data->is_object()) {
+    return std::nullopt;
+  }
+  return data->as_object();
+}
+
+std::string string_field(const json::object& o, const char* name) {
+  const json::value* v = o.if_contains(name);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::int64_t integer_field(const json::object& o, const char* name) {
+  const json::value* v = o.if_contains(name);
+  return v != nullptr && v->is_int64() ? v->as_int64() : 0;
+}
+
+/// The path and query of a result URL: the generator fetches it from its own target, whatever host the
+/// server wrote into the link (GESSO_PUBLIC_URL may name a load balancer the generator also uses).
+std::string path_of(const std::string& url) {
+  const auto scheme = url.find("://");
+  const auto slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  return slash == std::string::npos ? "/" : url.substr(slash);
+}
+
+std::size_t pick_model(run_state* s, lane* l) {
+  const double total = s->model_cumulative.back();
+  const double x = std::uniform_real_distribution<double>(0, total)(l->rng);
+  for (std::size_t i = 0; i < s->model_cumulative.size(); ++i) {
+    if (x < s->model_cumulative[i]) {
+      return i;
+    }
+  }
+  return s->model_cumulative.size() - 1;
+}
+
+/// One create, latency from `intended`; the new task's index in run_state::tasks when accepted.
+asio::awaitable<std::optional<std::size_t>> create_one(run_state* s, lane* l, steady::time_point intended) {
+  const std::size_t key = std::uniform_int_distribution<std::size_t>(0, s->keys->size() - 1)(l->rng);
+  const std::string& model = s->o->models[pick_model(s, l)].model_id;
+  request req = make_request(*s, http::verb::post, "/api/v1/tasks/create", &(*s->keys)[key]);
+  req.set(http::field::content_type, "application/json");
+  req.body() = json::serialize(json::object{{"model_id", model}, {"prompt", s->o->prompt}});
+  req.prepare_payload();
+  const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
+  s->rec.answered(request_kind::create, answer.status, answer.failure, micros_since(intended));
+  if (answer.status == 0 && answer.failure != "connect refused") {
+    ++s->unanswered;  // it may or may not have been created: the ledger check sees it
+  }
+  const std::optional<json::object> data = data_of(answer);
+  if (!data || string_field(*data, "task_id").empty()) {
+    co_return std::nullopt;
+  }
+  std::lock_guard lock(s->tasks_mutex);
+  s->tasks.push_back(task_entry{string_field(*data, "task_id"), key, integer_field(*data, "credits")});
+  co_return s->tasks.size() - 1;
+}
+
+/// A task's status, and its result's path when it succeeded; `kind` says how to record it (or not).
+struct task_view {
+  int status = 0;
+  std::string result_path;
+};
+
+asio::awaitable<task_view> query_one(run_state* s, lane* l, const std::string& task_id, std::size_t key,
+                                     std::optional<request_kind> kind, steady::time_point intended) {
+  const request req = make_request(*s, http::verb::get, "/api/v1/tasks/" + task_id, &(*s->keys)[key]);
+  const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
+  if (kind) {
+    s->rec.answered(*kind, answer.status, answer.failure, micros_since(intended));
+  }
+  task_view view;
+  if (const std::optional<json::object> data = data_of(answer)) {
+    view.status = static_cast<int>(integer_field(*data, "task_status"));
+    std::string url = string_field(*data, "image_url");
+    if (url.empty()) {
+      url = string_field(*data, "video_url");
+    }
+    if (!url.empty()) {
+      view.result_path = path_of(url);
+    }
+  }
+  co_return view;
+}
+
+void mark(run_state* s, std::size_t index, int status) {
+  std::lock_guard lock(s->tasks_mutex);
+  s->tasks[index].status = status;
+}
+
+std::pair<std::string, std::size_t> id_and_key(run_state* s, std::size_t index) {
+  std::lock_guard lock(s->tasks_mutex);
+  return {s->tasks[index].id, s->tasks[index].key};
+}
+
+/// The whole client journey: create, poll every interval until final, download the result.
+asio::awaitable<void> journey(run_state* s, lane* l, steady::time_point intended) {
+  const std::optional<std::size_t> index = co_await create_one(s, l, intended);
+  if (!index) {
+    co_return;
+  }
+  const auto [task_id, key] = id_and_key(s, *index);
+  asio::steady_timer timer(l->ioc);
+  steady::time_point due = steady::now() + std::chrono::milliseconds(s->o->poll_interval_ms);
+  while (due <= s->settle_deadline) {
+    timer.expires_at(due);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    static_cast<void>(ec);
+    const task_view view = co_await query_one(s, l, task_id, key, request_kind::poll, due);
+    if (view.status == 3 || view.status == 4) {
+      mark(s, *index, view.status);
+      s->rec.task_final(micros_since(intended));
+      if (view.status == 3 && s->o->download && !view.result_path.empty()) {
+        const request req = make_request(*s, http::verb::get, view.result_path, nullptr);
+        const steady::time_point sent = steady::now();
+        const exchange_result file = co_await exchange_on(&l->connections, &req, s->timeout);
+        const bool empty = file.status == 200 && file.body.empty();
+        s->rec.answered(request_kind::download, empty ? 0 : file.status, empty ? "empty file" : file.failure,
+                        micros_since(sent));
+      }
+      co_return;
+    }
+    due = steady::now() + std::chrono::milliseconds(s->o->poll_interval_ms);
+  }
+}
+
+asio::awaitable<void> one_arrival(run_state* s, lane* l, steady::time_point intended) {
+  switch (s->o->kind) {
+    case scenario::create: {
+      const std::optional<std::size_t> created = co_await create_one(s, l, intended);
+      static_cast<void>(created);
+      break;
+    }
+    case scenario::query: {
+      const auto& [key, task_id] = s->query_targets[std::uniform_int_distribution<std::size_t>(
+          0, s->query_targets.size() - 1)(l->rng)];
+      const task_view view = co_await query_one(s, l, task_id, key, request_kind::query, intended);
+      static_cast<void>(view);
+      break;
+    }
+    case scenario::journey:
+      co_await journey(s, l, intended);
+      break;
+  }
+}
+
+void count_failure(run_state* s, std::exception_ptr e) {
+  if (e) {
+    ++s->generator_errors;
+  }
+}
+
+/// Open loop: arrival i of this lane is due at start + offset + i × interval, sent then whatever the
+/// earlier ones are doing; its latency runs from that due time.
+asio::awaitable<void> open_arrivals(run_state* s, lane* l, int lane_index, int lanes) {
+  const auto interval = std::chrono::duration<double>(static_cast<double>(lanes) / s->o->rate);
+  const auto offset = std::chrono::duration<double>(static_cast<double>(lane_index) / s->o->rate);
+  asio::steady_timer timer(l->ioc);
+  for (std::uint64_t i = 0;; ++i) {
+    const auto intended =
+        s->start + std::chrono::duration_cast<steady::duration>(offset + interval * static_cast<double>(i));
+    if (intended >= s->arrivals_end) {
+      break;
+    }
+    timer.expires_at(intended);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    static_cast<void>(ec);
+    s->rec.send_lag(micros_since(intended));
+    s->rec.arrival();
+    asio::co_spawn(l->ioc, one_arrival(s, l, intended), [s](std::exception_ptr e) { count_failure(s, e); });
+  }
+}
+
+/// Closed loop: one client, sending its next arrival as soon as the previous one is done.
+asio::awaitable<void> closed_client(run_state* s, lane* l) {
+  while (steady::now() < s->arrivals_end) {
+    const steady::time_point sent = steady::now();
+    s->rec.arrival();
+    co_await one_arrival(s, l, sent);
+  }
+}
+
+/// Before a query run: tasks to query, created through the API and spread over the keys.
+asio::awaitable<void> make_query_targets(run_state* s, lane* l, std::size_t first, std::size_t step) {
+  for (std::size_t i = first; i < static_cast<std::size_t>(s->o->query_tasks); i += step) {
+    const std::size_t key = i % s->keys->size();
+    request req = make_request(*s, http::verb::post, "/api/v1/tasks/create", &(*s->keys)[key]);
+    req.set(http::field::content_type, "application/json");
+    req.body() = json::serialize(
+        json::object{{"model_id", s->o->models.front().model_id}, {"prompt", "query target"}});
+    req.prepare_payload();
+    const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
+    const std::optional<json::object> data = data_of(answer);
+    if (!data) {
+      throw std::runtime_error(
+          "could not create a task to query: " +
+          (answer.status != 0 ? std::to_string(answer.status) + " " + answer.body : answer.failure));
+    }
+    std::lock_guard lock(s->tasks_mutex);
+    s->tasks.push_back(task_entry{string_field(*data, "task_id"), key, integer_field(*data, "credits")});
+    s->query_targets.emplace_back(key, s->tasks.back().id);
+  }
+}
+
+/// After the run: polls every task not yet seen final until it is or the settle deadline passes.
+asio::awaitable<void> settle_worker(run_state* s, lane* l,
+                                    std::deque<std::pair<std::size_t, steady::time_point>>* pending) {
+  asio::steady_timer timer(l->ioc);
+  while (!pending->empty() && steady::now() < s->settle_deadline) {
+    const auto [index, due] = pending->front();
+    pending->pop_front();
+    timer.expires_at(due);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    static_cast<void>(ec);
+    const auto [task_id, key] = id_and_key(s, index);
+    const task_view view = co_await query_one(s, l, task_id, key, std::nullopt, due);
+    if (view.status == 3 || view.status == 4) {
+      mark(s, index, view.status);
+    } else {
+      pending->emplace_back(index, steady::now() + std::chrono::milliseconds(s->o->poll_interval_ms));
+    }
+  }
+}
+
+void settle(run_state* s, lane* l) {
+  std::deque<std::pair<std::size_t, steady::time_point>> pending;
+  {
+    std::lock_guard lock(s->tasks_mutex);
+    for (std::size_t i = 0; i < s->tasks.size(); ++i) {
+      if (s->tasks[i].status != 3 && s->tasks[i].status != 4) {
+        pending.emplace_back(i, steady::now());
+      }
+    }
+  }
+  if (pending.empty() || steady::now() >= s->settle_deadline) {
+    return;
+  }
+  const int workers = std::min(s->o->connections, 64);
+  l->ioc.restart();
+  for (int i = 0; i < workers; ++i) {
+    asio::co_spawn(l->ioc, settle_worker(s, l, &pending), [s](std::exception_ptr e) { count_failure(s, e); });
+  }
+  l->ioc.run();
+}
+
+void check_ledger(run_state* s, const run_accounts& accounts, end_check& c) {
+  storage::connection_pool pool(storage::pool_settings{s->o->database_url, 2});
+  std::vector<std::string> ids;
+  std::map<std::string, const task_entry*> by_id;
+  for (const task_entry& t : s->tasks) {
+    ids.push_back(t.id);
+    by_id[t.id] = &t;
+  }
+  const std::vector<storage::task_books> books = storage::books_of_tasks(pool, ids);
+  c.ledger_checked = true;
+  std::size_t problems = 0;
+  auto violation = [&c, &problems](std::string what) {
+    if (++problems <= 20) {
+      c.violations.push_back(std::move(what));
+    }
+  };
+  if (books.size() != ids.size()) {
+    violation(std::to_string(ids.size() - books.size()) + " created tasks are missing from the database");
+  }
+  for (const storage::task_books& b : books) {
+    const task_entry& t = *by_id.at(b.task_id);
+    c.ledger_charged += b.charged;
+    c.ledger_refunded += b.refunded;
+    if (b.charges != 1 || b.charged != t.credits) {
+      violation(b.task_id + ": " + std::to_string(b.charges) + " charges of " + std::to_string(b.charged) +
+                " credits in all; the create answer said " + std::to_string(t.credits));
+    }
+    const bool should_refund = b.status == 4;
+    if (b.refunds != (should_refund ? 1 : 0) || b.refunded != (should_refund ? t.credits : 0)) {
+      violation(b.task_id + " (status " + std::to_string(b.status) + "): " + std::to_string(b.refunds) +
+                " refunds of " + std::to_string(b.refunded) + " credits in all");
+    }
+    if ((t.status == 3 || t.status == 4) && b.status != t.status) {
+      violation(b.task_id + ": the API said status " + std::to_string(t.status) + ", the database says " +
+                std::to_string(b.status));
+    }
+  }
+  if (!accounts.account_ids.empty()) {
+    // The accounts are the run's own: their whole ledger is what the run paid.
+    std::int64_t charged = 0;
+    std::int64_t refunded = 0;
+    for (const std::int64_t id : accounts.account_ids) {
+      const storage::account_summary a = storage::show_account(pool, id).value();
+      charged += a.charged;
+      refunded += a.refunded;
+      if (a.balance != a.ledger_balance()) {
+        violation("account " + std::to_string(id) + ": balance " + std::to_string(a.balance) +
+                  " differs from its ledger " + std::to_string(a.ledger_balance()));
+      }
+    }
+    const std::int64_t paid = c.credits_charged - c.credits_refunded;
+    if (charged - refunded != paid && c.unanswered == 0) {
+      violation("the run's accounts paid " + std::to_string(charged - refunded) +
+                " credits; the answers say " + std::to_string(paid));
+    }
+  }
+  if (problems > 20) {
+    c.violations.push_back("… and " + std::to_string(problems - 20) + " more");
+  }
+}
+
+end_check check_end(run_state* s, const run_accounts& accounts) {
+  end_check c;
+  c.unanswered = s->unanswered;
+  for (const task_entry& t : s->tasks) {
+    ++c.created;
+    c.credits_charged += t.credits;
+    if (t.status == 3) {
+      ++c.succeeded;
+    } else if (t.status == 4) {
+      ++c.failed;
+      c.credits_refunded += t.credits;
+    } else {
+      ++c.not_final;
+    }
+  }
+  c.finality_checked = s->o->settle_s > 0;
+  if (c.not_final > 0 && c.finality_checked) {
+    c.violations.push_back(std::to_string(c.not_final) + " tasks were not final " +
+                           std::to_string(s->o->settle_s) + " s after the arrivals ended");
+  }
+  if (s->generator_errors > 0) {
+    c.violations.push_back(std::to_string(s->generator_errors.load()) +
+                           " of the generator's own steps failed");
+  }
+  if (!s->o->database_url.empty()) {
+    check_ledger(s, accounts, c);
+  }
+  return c;
+}
+
+void print_progress(std::ostream& out, const timeline_second& t) {
+  out << "[gesso-load] " << t.second + 1 << " s: " << t.arrivals << " arrivals";
+  for (std::size_t k = 0; k < request_kinds; ++k) {
+    if (t.done[k] > 0) {
+      out << ", " << name_of(static_cast<request_kind>(k)) << " " << t.done[k] << " (" << t.failed[k]
+          << " failed, p99 " << static_cast<double>(t.micros[k][2]) / 1000.0 << " ms)";
+    }
+  }
+  out << std::endl;
+}
+
+}  // namespace
+
+run_accounts accounts_for(const options& o) {
+  run_accounts out;
+  if (!o.keys_file.empty()) {
+    std::ifstream in(o.keys_file);
+    if (!in) {
+      throw std::runtime_error("cannot read --keys " + o.keys_file);
+    }
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) {
+        out.keys.push_back(line);
+      }
+    }
+    if (out.keys.empty()) {
+      throw std::runtime_error("--keys " + o.keys_file + " holds no keys");
+    }
+    return out;
+  }
+  storage::connection_pool pool(storage::pool_settings{o.database_url, 2});
+  for (int i = 0; i < o.accounts; ++i) {
+    const std::string key = new_api_key();
+    const storage::account_summary a = storage::create_account(
+        pool, "gesso-load", account_credits, hash_api_key(key), api_key_display_prefix(key));
+    out.keys.push_back(key);
+    out.account_ids.push_back(a.id);
+  }
+  return out;
+}
+
+report run_load(const options& o, const run_accounts& accounts, std::ostream& progress) {
+  run_state s;
+  s.o = &o;
+  s.keys = &accounts.keys;
+  s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
+  double total = 0;
+  for (const model_share& m : o.models) {
+    total += m.weight;
+    s.model_cumulative.push_back(total);
+  }
+  asio::io_context resolve_context;
+  asio::ip::tcp::resolver resolver(resolve_context);
+  const auto endpoints = resolver.resolve(o.host, o.port);
+
+  std::vector<std::unique_ptr<lane>> lanes;
+  std::random_device seed;
+  for (int i = 0; i < o.threads; ++i) {
+    const int limit = o.connections / o.threads + (i < o.connections % o.threads ? 1 : 0);
+    lanes.push_back(
+        std::make_unique<lane>(endpoints, std::max(limit, 1), (std::uint64_t{seed()} << 32) | seed()));
+  }
+  if (o.kind == scenario::query) {
+    std::exception_ptr failed;
+    for (std::size_t i = 0; i < 16; ++i) {
+      asio::co_spawn(lanes[0]->ioc, make_query_targets(&s, lanes[0].get(), i, 16),
+                     [&failed](std::exception_ptr e) { failed = e ? e : failed; });
+    }
+    lanes[0]->ioc.run();
+    lanes[0]->ioc.restart();
+    if (failed) {
+      std::rethrow_exception(failed);
+    }
+  }
+
+  s.start = steady::now() + std::chrono::milliseconds(50);
+  s.arrivals_end =
+      s.start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(o.duration_s));
+  s.settle_deadline = s.arrivals_end +
+                      std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(o.settle_s));
+  for (int i = 0; i < o.threads; ++i) {
+    lane* l = lanes[static_cast<std::size_t>(i)].get();
+    if (o.mode == loop_mode::open) {
+      asio::co_spawn(l->ioc, open_arrivals(&s, l, i, o.threads),
+                     [&s](std::exception_ptr e) { count_failure(&s, e); });
+    } else {
+      const int clients = o.connections / o.threads + (i < o.connections % o.threads ? 1 : 0);
+      for (int c = 0; c < clients; ++c) {
+        asio::co_spawn(l->ioc, closed_client(&s, l), [&s](std::exception_ptr e) { count_failure(&s, e); });
+      }
+    }
+  }
+  std::atomic<int> running{o.threads};
+  std::vector<std::thread> threads;
+  for (auto& l : lanes) {
+    threads.emplace_back([&running, l = l.get()] {
+      l->ioc.run();
+      --running;
+    });
+  }
+  int second = 0;
+  while (running > 0) {
+    const steady::time_point next = s.start + std::chrono::seconds(second + 1);
+    while (running > 0 && steady::now() < next) {
+      std::this_thread::sleep_for(
+          std::min<steady::duration>(next - steady::now(), std::chrono::milliseconds(20)));
+    }
+    if (steady::now() >= next) {
+      const timeline_second row = s.rec.tick(second);
+      if (!o.quiet && (second + 1) % 5 == 0) {
+        print_progress(progress, row);
+      }
+      ++second;
+    }
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  report r;
+  r.settings = o;
+  r.elapsed_s = std::chrono::duration<double>(steady::now() - s.start).count();
+  s.rec.tick(second);  // the last, partial second
+  r.arrival_window_s = o.mode == loop_mode::open ? o.duration_s : std::min(o.duration_s, r.elapsed_s);
+  for (const auto& l : lanes) {
+    r.connections_opened += l->connections.opened();
+  }
+  s.rec.finish(r);
+  settle(&s, lanes[0].get());
+  r.check = check_end(&s, accounts);
+  return r;
+}
+
+}  // namespace gesso::load
