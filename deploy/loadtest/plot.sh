@@ -50,7 +50,7 @@ GNUPLOT
   sweep)
     limit="${5:-50}"
     ceiling="${6:-0}"
-    # Columns: 1 offered, 2 achieved, 3 ok share, 4 p50, 5 p90, 6 p99, 7 p99.9, 8 max.
+    # Columns: 1 offered, 2 answered 200 a second, 3 share answered 200, 4 p50, 5 p90, 6 p99, 7 p99.9, 8 max.
     gnuplot <<GNUPLOT
 set terminal pngcairo size 1000,480 font ",10"
 set datafile separator "\t"
@@ -61,7 +61,7 @@ set title "$title"
 set xlabel "offered creates per second"
 set ylabel "latency, ms (log)"
 set logscale y
-set y2label "achieved creates per second"
+set y2label "creates answered 200 per second"
 set y2tics
 set ytics nomirror
 set arrow from graph 0, first $limit to graph 1, first $limit nohead dt 2 lc rgb "gray"
@@ -71,7 +71,7 @@ if ($ceiling > 0) set label "create-transaction ceiling" at $ceiling, graph 0.95
 plot "$data" using 1:4 with linespoints title "p50", \
      "" using 1:6 with linespoints title "p99", \
      "" using 1:7 with linespoints title "p99.9", \
-     "" using 1:2 axes x1y2 with linespoints lw 2 title "achieved"
+     "" using 1:2 axes x1y2 with linespoints lw 2 title "answered 200/s"
 GNUPLOT
     echo "plot.sh: $prefix.png"
     ;;

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -419,8 +420,9 @@ end_check check_end(run_state* s, const run_accounts& accounts) {
   }
   c.finality_checked = s->o->settle_s > 0;
   if (c.not_final > 0 && c.finality_checked) {
-    c.violations.push_back(std::to_string(c.not_final) + " tasks were not final " +
-                           std::to_string(s->o->settle_s) + " s after the arrivals ended");
+    std::ostringstream what;
+    what << c.not_final << " tasks were not final " << s->o->settle_s << " s after the arrivals ended";
+    c.violations.push_back(what.str());
   }
   if (s->generator_errors > 0) {
     c.violations.push_back(std::to_string(s->generator_errors.load()) +

@@ -3,7 +3,10 @@
 // same threading as gesso-server (a strand per connection, N I/O threads), no database: GET answers a
 // fixed finished task, POST a fixed created task, both in the API's envelope.
 //
-//   gesso-bare-server [--threads N]      prints "listening on 127.0.0.1:PORT" and serves until SIGTERM
+//   gesso-bare-server [--threads N] [--pending]
+//
+// prints "listening on 127.0.0.1:PORT" and serves until SIGTERM. --pending: GET answers a queued task
+// instead, so a Gesso worker's task-api engine keeps polling it (the in-flight remote tasks benchmark).
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -35,11 +38,15 @@ const std::string finished_task =
     R"({"code":200,"msg":"ok","data":{"task_id":"task_00000000000000000000000000","task_status":3,)"
     R"("task_type":"image","model_id":"vendor4-2","image_url":null,"video_url":null,"audio_url":null,)"
     R"("credits":6,"created_at":1700000000}})";
+const std::string pending_task =
+    R"({"code":200,"msg":"ok","data":{"task_id":"task_00000000000000000000000000","task_status":1,)"
+    R"("task_type":"image","model_id":"vendor4-2","image_url":null,"video_url":null,"audio_url":null,)"
+    R"("credits":6,"created_at":1700000000}})";
 const std::string created_task =
     R"({"code":200,"msg":"ok","data":{"task_id":"task_00000000000000000000000000",)"
     R"("request_id":"req_00000000000000000000","credits":6}})";
 
-asio::awaitable<void> session(tcp::socket socket) {
+asio::awaitable<void> session(tcp::socket socket, const std::string* query_answer) {
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   for (;;) {
@@ -55,7 +62,7 @@ asio::awaitable<void> session(tcp::socket socket) {
     const http::request<http::string_body>& req = parser.get();
     http::response<http::string_body> res{http::status::ok, req.version()};
     res.set(http::field::content_type, "application/json");
-    res.body() = req.method() == http::verb::post ? created_task : finished_task;
+    res.body() = req.method() == http::verb::post ? created_task : *query_answer;
     res.keep_alive(req.keep_alive());
     res.prepare_payload();
     stream.expires_after(60s);
@@ -69,7 +76,7 @@ asio::awaitable<void> session(tcp::socket socket) {
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
 }
 
-asio::awaitable<void> accept_loop(tcp::acceptor* acceptor) {
+asio::awaitable<void> accept_loop(tcp::acceptor* acceptor, const std::string* query_answer) {
   for (;;) {
     auto [ec, socket] = co_await acceptor->async_accept(asio::make_strand(acceptor->get_executor()),
                                                         asio::as_tuple(asio::use_awaitable));
@@ -78,7 +85,7 @@ asio::awaitable<void> accept_loop(tcp::acceptor* acceptor) {
     }
     if (!ec) {
       socket.set_option(tcp::no_delay(true));
-      asio::co_spawn(socket.get_executor(), session(std::move(socket)), asio::detached);
+      asio::co_spawn(socket.get_executor(), session(std::move(socket), query_answer), asio::detached);
     }
   }
 }
@@ -87,11 +94,17 @@ asio::awaitable<void> accept_loop(tcp::acceptor* acceptor) {
 
 int main(int argc, char** argv) {
   int threads = 2;
-  if (argc == 3 && std::string(argv[1]) == "--threads") {
-    threads = std::max(1, std::stoi(argv[2]));
-  } else if (argc != 1) {
-    std::cerr << "usage: gesso-bare-server [--threads N]\n";
-    return 2;
+  const std::string* query_answer = &finished_task;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      threads = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--pending") {
+      query_answer = &pending_task;
+    } else {
+      std::cerr << "usage: gesso-bare-server [--threads N] [--pending]\n";
+      return 2;
+    }
   }
   asio::io_context ioc(threads);
   tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
@@ -101,7 +114,7 @@ int main(int argc, char** argv) {
     acceptor.close();
     ioc.stop();
   });
-  asio::co_spawn(ioc, accept_loop(&acceptor), asio::detached);
+  asio::co_spawn(ioc, accept_loop(&acceptor, query_answer), asio::detached);
   std::vector<std::thread> pool;
   for (int i = 1; i < threads; ++i) {
     pool.emplace_back([&ioc] { ioc.run(); });
