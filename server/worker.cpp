@@ -3,6 +3,7 @@
 #include "server/blocking_pool.hpp"
 #include "server/log.hpp"
 #include "server/metrics.hpp"
+#include "server/success_batch.hpp"
 #include "storage/notifications.hpp"
 #include "storage/task_queue.hpp"
 
@@ -36,6 +37,7 @@ struct worker::impl {
   asio::io_context ioc{1};  // one thread: every coroutine below runs here, so no locks
   blocking_pool db;
   blocking_pool render;
+  success_batch successes{ioc.get_executor(), db, pool, 128};
   asio::steady_timer wake{ioc};
   asio::steady_timer rescue_timer{ioc};
   asio::signal_set signals{ioc, SIGTERM, SIGINT};
@@ -137,10 +139,8 @@ awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task>
   }
   auto apply = [w, task = task.get(), outcome = outcome.get()]() -> bool {
     switch (outcome->status) {
-      case kind::succeeded:
-        return storage::finalize_success(
-            w->pool, task->id, task->lease_token,
-            {.image = outcome->image, .video = outcome->video, .audio = outcome->audio});
+      case kind::succeeded:  // never here: successes go through success_batch below
+        break;
       case kind::failed:
         return storage::finalize_failure(w->pool, task->id, task->lease_token, outcome->error);
       case kind::retry:
@@ -157,7 +157,16 @@ awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task>
     bool applied = false;
     bool unavailable = false;
     try {
-      applied = co_await w->db.run(apply);
+      if (outcome->status == kind::succeeded) {
+        // Successes share statements and commits with the others finishing meanwhile (success_batch).
+        storage::success_record record{
+            task->id,
+            task->lease_token,
+            {.image = outcome->image, .video = outcome->video, .audio = outcome->audio}};
+        applied = co_await w->successes.finalize(std::move(record));
+      } else {
+        applied = co_await w->db.run(apply);
+      }
     } catch (const std::exception& e) {
       unavailable = true;
       log::write(log::level::warn, "finalize_failed", {{"task_id", task->id}, {"reason", e.what()}});

@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include <set>
+
 namespace gesso::storage {
 namespace {
 
@@ -37,6 +39,15 @@ UPDATE tasks SET status = 3, image_object = $3, video_object = $4, audio_object 
                  finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
 WHERE id = $1 AND lease_token = $2::uuid AND status = 2
 RETURNING id
+)sql";
+
+// succeed_sql for a batch: the records arrive as five parallel arrays.
+constexpr const char* succeed_many_sql = R"sql(
+UPDATE tasks t SET status = 3, image_object = r.image, video_object = r.video, audio_object = r.audio,
+                   error = NULL, finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS r (id, token, image, video, audio)
+WHERE t.id = r.id AND t.lease_token = r.token AND t.status = 2
+RETURNING t.id
 )sql";
 
 // The refund row is the once-only guard: UNIQUE (task_id, kind) makes a second insert a no-op, and
@@ -133,6 +144,7 @@ void prepare_queue_statements(pqxx::connection& c) {
   c.prepare("claim_due", claim_sql);
   c.prepare("extend_lease", extend_sql);
   c.prepare("finalize_success", succeed_sql);
+  c.prepare("finalize_successes", succeed_many_sql);
   c.prepare("finalize_failure", std::string(fail_head) + refund_cte);
   c.prepare("retry_later", retry_sql);
   c.prepare("wait_for_provider", wait_sql);
@@ -182,6 +194,62 @@ bool finalize_success(connection_pool& pool, std::string_view task_id, std::stri
   auto nullable = [](const std::optional<std::string>& s) { return s ? s->c_str() : nullptr; };
   return guarded(pool, "finalize_success", std::string(task_id), std::string(lease_token),
                  nullable(outputs.image), nullable(outputs.video), nullable(outputs.audio));
+}
+
+namespace {
+
+// A PostgreSQL array literal of text: every element quoted (backslash and quote escaped), NULL bare.
+template <class Element>
+std::string array_literal(const std::vector<success_record>& records, Element element) {
+  std::string out = "{";
+  for (const success_record& r : records) {
+    if (out.size() > 1) {
+      out += ',';
+    }
+    const std::optional<std::string> value = element(r);
+    if (!value) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (const char ch : *value) {
+      if (ch == '"' || ch == '\\') {
+        out += '\\';
+      }
+      out += ch;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::vector<bool> finalize_successes(connection_pool& pool, const std::vector<success_record>& records) {
+  if (records.empty()) {
+    return {};
+  }
+  const std::string ids =
+      array_literal(records, [](const success_record& r) { return std::optional(r.task_id); });
+  const std::string tokens =
+      array_literal(records, [](const success_record& r) { return std::optional(r.lease_token); });
+  const std::string images = array_literal(records, [](const success_record& r) { return r.outputs.image; });
+  const std::string videos = array_literal(records, [](const success_record& r) { return r.outputs.video; });
+  const std::string audios = array_literal(records, [](const success_record& r) { return r.outputs.audio; });
+  const std::set<std::string> applied = detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);  // one statement: it commits on its own
+    std::set<std::string> out;
+    for (const auto& row : tx.exec_prepared("finalize_successes", ids, tokens, images, videos, audios)) {
+      out.insert(row[0].c_str());
+    }
+    return out;
+  });
+  std::vector<bool> result;
+  result.reserve(records.size());
+  for (const success_record& r : records) {
+    result.push_back(applied.contains(r.task_id));
+  }
+  return result;
 }
 
 bool finalize_failure(connection_pool& pool, std::string_view task_id, std::string_view lease_token,

@@ -51,6 +51,17 @@ bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_v
 bool finalize_success(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
                       const task_outputs& outputs);
 
+/// One held task's success, for finalize_successes.
+struct success_record {
+  std::string task_id;
+  std::string lease_token;
+  task_outputs outputs;
+};
+
+/// finalize_success for many tasks in one statement (one commit): element i says whether record i was
+/// applied; a lost lease leaves only that task unchanged.
+std::vector<bool> finalize_successes(connection_pool& pool, const std::vector<success_record>& records);
+
 /// Moves a held task to status 4 with `error` and, in the same transaction, refunds its credits
 /// unless a refund row already exists; false (and no change) when the lease was lost.
 bool finalize_failure(connection_pool& pool, std::string_view task_id, std::string_view lease_token,

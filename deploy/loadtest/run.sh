@@ -13,8 +13,7 @@
 # query:   open loop, queries of 64 tasks, LOADTEST_RATE (5000) a second.
 # sweep:   the capacity curve: same-run ceilings, then creates at rising offered rates (workers stopped,
 #          so the curve is the API's), the knee (highest rate whose p99 stays under LOADTEST_P99_MS, 50,
-#          with at least 97% of the offered rate answered), then workers drain everything and the
-#          ledger is checked.
+#          with at least 97% of the offered rate answered 200), then the ledger check.
 #
 # Results (JSON reports, timelines, summaries, PNG plots) go to OUT_DIR (default
 # .gesso-local/loadtest/TOPOLOGY-PROFILE). Needs only a Debian 12 machine: it installs and builds what
@@ -167,13 +166,10 @@ case "$profile" in
     deploy/loadtest/plot.sh sweep "$out/sweep.tsv" "$out/capacity" "creates: latency against offered load ($topology)" \
       "$p99_limit_ms" "$create_ceiling"
 
-    # Everything created must still end final and paid for exactly once.
-    for n in $(seq "$CLUSTER_WORKERS"); do deploy/local/cluster.sh start-one worker "$n" >/dev/null; done
-    psql_() { "$pgbin/psql" -X -q -At -h "$CLUSTER_DIR" -U gesso -d postgres "$@"; }
-    while [[ $(psql_ -c "SELECT count(*) FROM tasks WHERE status IN (1, 2)") != 0 ]]; do sleep 2; done
+    # Every step's end check compared each created task's charge with the ledger; the books as a whole
+    # must balance too. (The backlog, hundreds of thousands of tasks, is not drained here: the journey
+    # profile is the one that waits for every task to become final.)
     GESSO_DATABASE_URL="$db_url" "$bin/gesso" ledger check | tee -a "$out/ceilings.txt"
-    psql_ -c "SELECT 'tasks: ' || count(*) || ', succeeded ' || count(*) FILTER (WHERE status = 3) ||
-                     ', failed ' || count(*) FILTER (WHERE status = 4) FROM tasks" | tee -a "$out/ceilings.txt"
     ;;
 esac
 echo "results in $out"

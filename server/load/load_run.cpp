@@ -159,7 +159,7 @@ struct task_view {
   std::string result_path;
 };
 
-asio::awaitable<task_view> query_one(run_state* s, lane* l, const std::string& task_id, std::size_t key,
+asio::awaitable<task_view> query_one(run_state* s, lane* l, std::string task_id, std::size_t key,
                                      std::optional<request_kind> kind, steady::time_point intended) {
   const request req = make_request(*s, http::verb::get, "/api/v1/tasks/" + task_id, &(*s->keys)[key]);
   const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);

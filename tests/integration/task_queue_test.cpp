@@ -10,6 +10,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <map>
 #include <set>
 #include <thread>
 
@@ -105,6 +106,31 @@ BOOST_AUTO_TEST_CASE(success_is_guarded_by_the_lease_token) {
   BOOST_TEST(!storage::finalize_failure(pool, id, held[0].lease_token, "late"));
   BOOST_TEST(summary().refunded == 0);  // a successful task is never refunded
   BOOST_TEST(summary().balance == 1000 - 6);
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_of_successes_applies_each_held_lease_and_only_those) {
+  const std::string a = create();
+  const std::string b = create();
+  const std::string c = create();
+  const auto held = storage::claim_due(pool, "w1", 10, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 3U);
+  std::map<std::string, std::string> token;
+  for (const auto& t : held) {
+    token[t.id] = t.lease_token;
+  }
+  BOOST_TEST_REQUIRE(storage::finalize_success(pool, c, token[c], {.image = "c.png"}));  // already final
+  const std::vector<bool> applied = storage::finalize_successes(
+      pool, {{a, token[a], {.image = "dir/a \"quoted\" \\ name.png"}},
+             {b, "00000000-0000-0000-0000-000000000000", {.image = "b.png"}},  // a lost lease
+             {c, token[c], {.image = "again.png"}},
+             {"task_unknown", token[a], {.video = "v.mp4", .audio = "a.m4a"}}});
+  BOOST_TEST((applied == std::vector<bool>{true, false, false, false}));
+  BOOST_TEST(column(a, "status || ' ' || image_object || ' ' || coalesce(video_object, 'null')") ==
+             "3 dir/a \"quoted\" \\ name.png null\n");
+  BOOST_TEST(column(b, "status || ' ' || lease_token") == "2 " + token[b] + "\n");  // still held, unchanged
+  BOOST_TEST(column(c, "image_object") == "c.png\n");                               // no second write
+  BOOST_TEST(storage::finalize_successes(pool, {}).empty());
+  BOOST_TEST(summary().refunded == 0);
 }
 
 BOOST_AUTO_TEST_CASE(failure_refunds_exactly_once) {
