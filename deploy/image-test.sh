@@ -68,7 +68,7 @@ in_image() { buildah "${store[@]}" run --isolation chroot "${env[@]}" "$containe
 new_container
 in_image /usr/local/bin/gesso migrate >/dev/null
 whoami_in_image=$(in_image id -u)
-key=$(in_image /usr/local/bin/gesso account create --name image-test --credits 10 --json |
+key=$(in_image /usr/local/bin/gesso account create --name image-test --credits 100 --json |
   sed -E 's/.*"api_key":"([^"]+)".*/\1/')
 new_container
 in_image /usr/local/bin/gesso-server >"$work/server.log" 2>&1 &
@@ -86,10 +86,18 @@ for _ in $(seq 100); do
 done
 url=$(sed -nE 's/.*"image_url":"([^"]+)".*/\1/p' <<<"$reply")
 curl -sf -o "$work/task.png" "$url" || true
+# The load generator ships in the image too: a short journey run from it, end check included.
+echo "$key" >"$media/load-keys"
+chmod 644 "$media/load-keys"
+new_container
+load_status=0
+in_image /usr/local/bin/gesso-load --target "http://127.0.0.1:$port" --keys /media/load-keys --rate 4 \
+  --duration 1 --poll-interval 200 --settle 60 --quiet >"$work/load.txt" 2>&1 || load_status=$?
 size=$(buildah "${store[@]}" images --format '{{.Size}}' localhost/gesso:test)
-if [[ "$whoami_in_image" != 10001 ]] || ! file "$work/task.png" | grep -q "PNG image data, 512 x 512"; then
-  echo "image test FAILED: user $whoami_in_image; task $task: $reply"
+if [[ "$whoami_in_image" != 10001 || $load_status != 0 ]] || ! file "$work/task.png" | grep -q "PNG image data, 512 x 512"; then
+  echo "image test FAILED: user $whoami_in_image; task $task: $reply; gesso-load exit $load_status:"
+  cat "$work/load.txt"
   tail -5 "$work/server.log" "$work/worker.log"
   exit 1
 fi
-echo "image test passed: localhost/gesso:test ($size) runs as uid 10001; task $task succeeded from the image"
+echo "image test passed: localhost/gesso:test ($size) runs as uid 10001; task $task succeeded from the image; gesso-load from the image passed its end check"
