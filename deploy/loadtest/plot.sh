@@ -63,6 +63,7 @@ set ylabel "latency, ms (log)"
 set logscale y
 set y2label "creates answered 200 per second"
 set y2tics
+set y2range [0:*]
 set ytics nomirror
 set arrow from graph 0, first $limit to graph 1, first $limit nohead dt 2 lc rgb "gray"
 set label "p99 limit $limit ms" at graph 0.01, first $limit offset 0,0.7 tc rgb "gray"
