@@ -1,9 +1,6 @@
 #include "server/load/load_run.hpp"
 
-#include "core/ids.hpp"
 #include "server/load/http_connection.hpp"
-#include "storage/accounts.hpp"
-#include "storage/connection_pool.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -15,12 +12,9 @@
 
 #include <atomic>
 #include <deque>
-#include <fstream>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -33,23 +27,13 @@ using request = http::request<http::string_body>;
 
 namespace {
 
-constexpr std::int64_t account_credits = 1'000'000'000'000;
-
-/// A task the generator created, as it knows it.
-struct task_entry {
-  std::string id;
-  std::size_t key = 0;
-  std::int64_t credits = 0;
-  int status = 1;  ///< the last status seen; 3 and 4 are final
-};
-
 /// What every thread shares.
 struct run_state {
   const options* o = nullptr;
   const std::vector<std::string>* keys = nullptr;
   recorder rec;
   std::mutex tasks_mutex;
-  std::vector<task_entry> tasks;
+  std::vector<created_task> tasks;
   std::atomic<std::uint64_t> unanswered{0};
   std::atomic<std::uint64_t> generator_errors{0};
   std::vector<std::pair<std::size_t, std::string>> query_targets;  ///< (key, task id)
@@ -82,6 +66,15 @@ request make_request(const run_state& s, http::verb method, std::string target, 
     req.set(http::field::authorization, "Bearer " + *key);
   }
   req.keep_alive(true);
+  return req;
+}
+
+request create_request(const run_state& s, std::size_t key, const std::string& model,
+                       const std::string& prompt) {
+  request req = make_request(s, http::verb::post, "/api/v1/tasks/create", &(*s.keys)[key]);
+  req.set(http::field::content_type, "application/json");
+  req.body() = json::serialize(json::object{{"model_id", model}, {"prompt", prompt}});
+  req.prepare_payload();
   return req;
 }
 
@@ -135,10 +128,7 @@ std::size_t pick_model(run_state* s, lane* l) {
 asio::awaitable<std::optional<std::size_t>> create_one(run_state* s, lane* l, steady::time_point intended) {
   const std::size_t key = std::uniform_int_distribution<std::size_t>(0, s->keys->size() - 1)(l->rng);
   const std::string& model = s->o->models[pick_model(s, l)].model_id;
-  request req = make_request(*s, http::verb::post, "/api/v1/tasks/create", &(*s->keys)[key]);
-  req.set(http::field::content_type, "application/json");
-  req.body() = json::serialize(json::object{{"model_id", model}, {"prompt", s->o->prompt}});
-  req.prepare_payload();
+  const request req = create_request(*s, key, model, s->o->prompt);
   const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
   s->rec.answered(request_kind::create, answer.status, answer.failure, micros_since(intended));
   if (answer.status == 0 && answer.failure != "connect refused") {
@@ -149,7 +139,7 @@ asio::awaitable<std::optional<std::size_t>> create_one(run_state* s, lane* l, st
     co_return std::nullopt;
   }
   std::lock_guard lock(s->tasks_mutex);
-  s->tasks.push_back(task_entry{string_field(*data, "task_id"), key, integer_field(*data, "credits")});
+  s->tasks.push_back(created_task{string_field(*data, "task_id"), key, integer_field(*data, "credits")});
   co_return s->tasks.size() - 1;
 }
 
@@ -283,11 +273,7 @@ asio::awaitable<void> closed_client(run_state* s, lane* l) {
 asio::awaitable<void> make_query_targets(run_state* s, lane* l, std::size_t first, std::size_t step) {
   for (std::size_t i = first; i < static_cast<std::size_t>(s->o->query_tasks); i += step) {
     const std::size_t key = i % s->keys->size();
-    request req = make_request(*s, http::verb::post, "/api/v1/tasks/create", &(*s->keys)[key]);
-    req.set(http::field::content_type, "application/json");
-    req.body() = json::serialize(
-        json::object{{"model_id", s->o->models.front().model_id}, {"prompt", "query target"}});
-    req.prepare_payload();
+    const request req = create_request(*s, key, s->o->models.front().model_id, "query target");
     const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
     const std::optional<json::object> data = data_of(answer);
     if (!data) {
@@ -296,7 +282,7 @@ asio::awaitable<void> make_query_targets(run_state* s, lane* l, std::size_t firs
           (answer.status != 0 ? std::to_string(answer.status) + " " + answer.body : answer.failure));
     }
     std::lock_guard lock(s->tasks_mutex);
-    s->tasks.push_back(task_entry{string_field(*data, "task_id"), key, integer_field(*data, "credits")});
+    s->tasks.push_back(created_task{string_field(*data, "task_id"), key, integer_field(*data, "credits")});
     s->query_targets.emplace_back(key, s->tasks.back().id);
   }
 }
@@ -342,98 +328,6 @@ void settle(run_state* s, lane* l) {
   l->ioc.run();
 }
 
-void check_ledger(run_state* s, const run_accounts& accounts, end_check& c) {
-  storage::connection_pool pool(storage::pool_settings{s->o->database_url, 2});
-  std::vector<std::string> ids;
-  std::map<std::string, const task_entry*> by_id;
-  for (const task_entry& t : s->tasks) {
-    ids.push_back(t.id);
-    by_id[t.id] = &t;
-  }
-  const std::vector<storage::task_books> books = storage::books_of_tasks(pool, ids);
-  c.ledger_checked = true;
-  std::size_t problems = 0;
-  auto violation = [&c, &problems](std::string what) {
-    if (++problems <= 20) {
-      c.violations.push_back(std::move(what));
-    }
-  };
-  if (books.size() != ids.size()) {
-    violation(std::to_string(ids.size() - books.size()) + " created tasks are missing from the database");
-  }
-  for (const storage::task_books& b : books) {
-    const task_entry& t = *by_id.at(b.task_id);
-    c.ledger_charged += b.charged;
-    c.ledger_refunded += b.refunded;
-    if (b.charges != 1 || b.charged != t.credits) {
-      violation(b.task_id + ": " + std::to_string(b.charges) + " charges of " + std::to_string(b.charged) +
-                " credits in all; the create answer said " + std::to_string(t.credits));
-    }
-    const bool should_refund = b.status == 4;
-    if (b.refunds != (should_refund ? 1 : 0) || b.refunded != (should_refund ? t.credits : 0)) {
-      violation(b.task_id + " (status " + std::to_string(b.status) + "): " + std::to_string(b.refunds) +
-                " refunds of " + std::to_string(b.refunded) + " credits in all");
-    }
-    if ((t.status == 3 || t.status == 4) && b.status != t.status) {
-      violation(b.task_id + ": the API said status " + std::to_string(t.status) + ", the database says " +
-                std::to_string(b.status));
-    }
-  }
-  if (!accounts.account_ids.empty()) {
-    // The accounts are the run's own: their whole ledger is what the run paid.
-    std::int64_t charged = 0;
-    std::int64_t refunded = 0;
-    for (const std::int64_t id : accounts.account_ids) {
-      const storage::account_summary a = storage::show_account(pool, id).value();
-      charged += a.charged;
-      refunded += a.refunded;
-      if (a.balance != a.ledger_balance()) {
-        violation("account " + std::to_string(id) + ": balance " + std::to_string(a.balance) +
-                  " differs from its ledger " + std::to_string(a.ledger_balance()));
-      }
-    }
-    const std::int64_t paid = c.credits_charged - c.credits_refunded;
-    if (charged - refunded != paid && c.unanswered == 0) {
-      violation("the run's accounts paid " + std::to_string(charged - refunded) +
-                " credits; the answers say " + std::to_string(paid));
-    }
-  }
-  if (problems > 20) {
-    c.violations.push_back("… and " + std::to_string(problems - 20) + " more");
-  }
-}
-
-end_check check_end(run_state* s, const run_accounts& accounts) {
-  end_check c;
-  c.unanswered = s->unanswered;
-  for (const task_entry& t : s->tasks) {
-    ++c.created;
-    c.credits_charged += t.credits;
-    if (t.status == 3) {
-      ++c.succeeded;
-    } else if (t.status == 4) {
-      ++c.failed;
-      c.credits_refunded += t.credits;
-    } else {
-      ++c.not_final;
-    }
-  }
-  c.finality_checked = s->o->settle_s > 0;
-  if (c.not_final > 0 && c.finality_checked) {
-    std::ostringstream what;
-    what << c.not_final << " tasks were not final " << s->o->settle_s << " s after the arrivals ended";
-    c.violations.push_back(what.str());
-  }
-  if (s->generator_errors > 0) {
-    c.violations.push_back(std::to_string(s->generator_errors.load()) +
-                           " of the generator's own steps failed");
-  }
-  if (!s->o->database_url.empty()) {
-    check_ledger(s, accounts, c);
-  }
-  return c;
-}
-
 void print_progress(std::ostream& out, const timeline_second& t) {
   out << "[gesso-load] " << t.second + 1 << " s: " << t.arrivals << " arrivals";
   for (std::size_t k = 0; k < request_kinds; ++k) {
@@ -446,34 +340,6 @@ void print_progress(std::ostream& out, const timeline_second& t) {
 }
 
 }  // namespace
-
-run_accounts accounts_for(const options& o) {
-  run_accounts out;
-  if (!o.keys_file.empty()) {
-    std::ifstream in(o.keys_file);
-    if (!in) {
-      throw std::runtime_error("cannot read --keys " + o.keys_file);
-    }
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty()) {
-        out.keys.push_back(line);
-      }
-    }
-    if (out.keys.empty()) {
-      throw std::runtime_error("--keys " + o.keys_file + " holds no keys");
-    }
-    return out;
-  }
-  storage::connection_pool pool(storage::pool_settings{o.database_url, 2});
-  for (int i = 0; i < o.accounts; ++i) {
-    const std::string key = new_api_key();
-    const storage::account_summary a = storage::create_account(
-        pool, "gesso-load", account_credits, hash_api_key(key), api_key_display_prefix(key));
-    out.keys.push_back(key);
-    out.account_ids.push_back(a.id);
-  }
-  return out;
-}
 
 report run_load(const options& o, const run_accounts& accounts, std::ostream& progress) {
   run_state s;
@@ -562,7 +428,7 @@ report run_load(const options& o, const run_accounts& accounts, std::ostream& pr
   }
   s.rec.finish(r);
   settle(&s, lanes[0].get());
-  r.check = check_end(&s, accounts);
+  r.check = check_end(o, s.tasks, s.unanswered, s.generator_errors, accounts);
   return r;
 }
 
