@@ -25,6 +25,8 @@ constexpr std::string_view known_names[] = {
     "GESSO_MAX_BODY_BYTES",
     "GESSO_MAX_HEADER_BYTES",
     "GESSO_MAX_CONNECTIONS",
+    "GESSO_BODY_MEMORY_BYTES",
+    "GESSO_ADMIN_LISTEN",
     "GESSO_DRAIN_GRACE_MS",
     "GESSO_CATALOG",
     "GESSO_LOG_LEVEL",
@@ -169,6 +171,13 @@ config_result load_config(std::span<const char* const> environment) {
       return r.error();
     }
   }
+  if (const std::string* v = text("GESSO_ADMIN_LISTEN"); v != nullptr && !v->empty()) {
+    std::uint16_t port = 0;
+    if (auto r = parse_listen("GESSO_ADMIN_LISTEN", *v, c.admin_listen_host, port); !r) {
+      return r.error();
+    }
+    c.admin_listen_port = port;
+  }
   if (const std::string* v = text("GESSO_WORKER_LISTEN"); v != nullptr && !v->empty()) {
     std::uint16_t port = 0;
     if (auto r = parse_listen("GESSO_WORKER_LISTEN", *v, c.worker_listen_host, port); !r) {
@@ -188,6 +197,7 @@ config_result load_config(std::span<const char* const> environment) {
            read_int("GESSO_MAX_BODY_BYTES", c.max_body_bytes, 1024, 1024LL * 1024 * 1024),
            read_int("GESSO_MAX_HEADER_BYTES", c.max_header_bytes, 1024, 1024 * 1024),
            read_int("GESSO_MAX_CONNECTIONS", c.max_connections, 1, 1'000'000),
+           read_int("GESSO_BODY_MEMORY_BYTES", c.body_memory_bytes, 1024 * 1024, 1LL << 40),
            read_ms("GESSO_DRAIN_GRACE_MS", c.drain_grace, 0, 600'000),
            read_seconds("GESSO_MEDIA_URL_TTL_S", c.media_url_ttl, 60, 365LL * 24 * 3600),
            read_hours("GESSO_MEDIA_RETENTION_HOURS", c.media_retention, 1, 24 * 3650),

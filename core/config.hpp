@@ -29,9 +29,14 @@ struct config {
   std::size_t max_body_bytes = 8 * 1024 * 1024;          ///< GESSO_MAX_BODY_BYTES
   std::size_t max_header_bytes = 16 * 1024;              ///< GESSO_MAX_HEADER_BYTES
   std::chrono::milliseconds drain_grace{5000};  ///< GESSO_DRAIN_GRACE_MS: /readyz fails, still serving
-  int max_connections = 10000;     ///< GESSO_MAX_CONNECTIONS: open client connections; idle ones give way
-  std::string catalog_path;        ///< GESSO_CATALOG: model catalog file
-  std::string log_level = "info";  ///< GESSO_LOG_LEVEL: debug, info, warn, error
+  int max_connections = 10000;  ///< GESSO_MAX_CONNECTIONS: open client connections; idle ones give way
+  /// GESSO_BODY_MEMORY_BYTES: request bodies held and parsed at once, all connections together; a body
+  /// that does not fit is refused with 503 before it is read (docs/security.md#bounds).
+  std::size_t body_memory_bytes = 128 * 1024 * 1024;
+  std::string admin_listen_host;                   ///< GESSO_ADMIN_LISTEN "host:port": /metrics of a server
+  std::optional<std::uint16_t> admin_listen_port;  ///< unset: no admin listener
+  std::string catalog_path;                        ///< GESSO_CATALOG: model catalog file
+  std::string log_level = "info";                  ///< GESSO_LOG_LEVEL: debug, info, warn, error
 
   // Media: shared by servers (which serve it) and workers (which write it).
   std::string media_dir = "gesso-media";       ///< GESSO_MEDIA_DIR

@@ -86,17 +86,18 @@ problem wrong_type(std::string_view field, std::string_view expected, const json
                  std::string(kind_of(got)));
 }
 
-bool iequals_prefix(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
+// ASCII case-insensitive: URL schemes and media types are (RFC 3986 §3.1, RFC 2045 §5.1).
+bool starts_with_ignoring_case(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin(), [](char p, char c) {
+           return std::tolower(static_cast<unsigned char>(p)) == std::tolower(static_cast<unsigned char>(c));
          });
 }
 
 std::string check_data_url(std::string_view url) {
   static constexpr std::array<std::string_view, 3> types = {
       "data:image/png;base64,", "data:image/jpeg;base64,", "data:image/webp;base64,"};
-  const auto type =
-      std::find_if(types.begin(), types.end(), [&](std::string_view t) { return iequals_prefix(url, t); });
+  const auto type = std::find_if(types.begin(), types.end(),
+                                 [&](std::string_view t) { return starts_with_ignoring_case(url, t); });
   if (type == types.end()) {
     return "is a data: URL that is not data:image/png, data:image/jpeg or data:image/webp with ;base64";
   }
@@ -119,10 +120,55 @@ std::string check_data_url(std::string_view url) {
   return {};
 }
 
+// Boost.JSON's memory for one parse, capped: a body of many small values (`[0,0,0,…]`) would otherwise
+// take about 25 times its size in values and parser stack. A valid create needs about its own size
+// (its strings), so the cap is the body's size plus a little; beyond it the parse is refused.
+class capped_memory final : public boost::container::pmr::memory_resource {
+ public:
+  explicit capped_memory(std::size_t cap) : cap_(cap) {}
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (bytes > cap_ - used_) {
+      throw std::bad_alloc();
+    }
+    used_ += bytes;
+    return ::operator new(bytes, std::align_val_t(alignment));
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    used_ -= bytes;
+    ::operator delete(p, std::align_val_t(alignment));
+  }
+  bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+
+  std::size_t cap_;
+  std::size_t used_ = 0;
+};
+
+// Parses `body` within its memory cap; throws std::bad_alloc when the document needs more.
+json::value parse_capped(std::string_view body, capped_memory* memory, boost::system::error_code& ec,
+                         std::size_t& consumed) {
+  json::stream_parser parser{json::storage_ptr(memory)};  // the parser's own stack
+  parser.reset(json::storage_ptr(memory));                // and the values it builds
+  consumed = parser.write(body.data(), body.size(), ec);
+  if (!ec) {
+    parser.finish(ec);
+  }
+  return ec ? json::value() : parser.release();
+}
+
 }  // namespace
 
+bool is_data_url(std::string_view url) {
+  return starts_with_ignoring_case(url, "data:");
+}
+
+std::string_view without_fragment(std::string_view url) {
+  return is_data_url(url) ? url : url.substr(0, url.find('#'));
+}
+
 std::string check_image_url(std::string_view url, const fetch_policy& fetching) {
-  if (iequals_prefix(url, "data:")) {
+  if (is_data_url(url)) {
     return check_data_url(url);
   }
   if (url.size() > create_limits::max_url_length) {
@@ -155,17 +201,22 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return fail(errc::invalid_json, "request body is empty; expected a JSON object");
   }
-  json::stream_parser parser;
+  capped_memory memory(body.size() + create_limits::parse_memory_slack);
   boost::system::error_code ec;
-  const std::size_t consumed = parser.write(body.data(), body.size(), ec);
-  if (!ec) {
-    parser.finish(ec);
+  std::size_t consumed = 0;
+  json::value root;
+  try {
+    root = parse_capped(body, &memory, ec, consumed);
+  } catch (const std::bad_alloc&) {
+    return fail(errc::invalid_json,
+                "request body has too many JSON values: parsing it would take more than " +
+                    std::to_string(body.size() + create_limits::parse_memory_slack) +
+                    " bytes (its size plus " + std::to_string(create_limits::parse_memory_slack) + ")");
   }
   if (ec) {
     return fail(errc::invalid_json, "request body is not valid JSON: " + ec.message() + " (near byte " +
                                         std::to_string(consumed) + ")");
   }
-  const json::value root = parser.release();
   const json::object* object = root.if_object();
   if (object == nullptr) {
     return fail(errc::invalid_json, "request body must be a JSON object, not " + std::string(kind_of(root)));
@@ -238,7 +289,8 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
       if (!list[i].is_string()) {
         return invalid(where + " must be a URL string, not " + std::string(kind_of(list[i])));
       }
-      const std::string_view url = list[i].as_string();
+      // A fragment names a part of the resource for the client; it is never sent (RFC 9110 §4.2.5).
+      const std::string_view url = without_fragment(list[i].as_string());
       if (url.find('\0') != std::string_view::npos) {
         return invalid(where + " must not contain NUL characters");
       }

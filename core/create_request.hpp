@@ -16,6 +16,8 @@ struct create_limits {
   static constexpr std::size_t max_prompt_code_points = 5000;
   static constexpr std::size_t max_url_length = 2048;
   static constexpr std::size_t max_data_url_image_bytes = 10 * 1024 * 1024;
+  /// The JSON parse of a body may take the body's size plus this much memory (values and parser stack).
+  static constexpr std::size_t parse_memory_slack = 64 * 1024;
 };
 
 /// A create request that passed validation; aspect_ratio holds the model's default when omitted.
@@ -37,5 +39,11 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
 /// and not an address that `fetching` refuses. Returns an empty string when it is acceptable,
 /// otherwise the reason.
 std::string check_image_url(std::string_view url, const fetch_policy& fetching = {});
+
+/// Whether `url` is a data: URL; the scheme is case-insensitive (RFC 3986 §3.1).
+bool is_data_url(std::string_view url);
+
+/// `url` without its #fragment (a data: URL is returned whole: '#' is not special in its payload).
+std::string_view without_fragment(std::string_view url);
 
 }  // namespace gesso

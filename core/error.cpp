@@ -40,6 +40,8 @@ class category final : public boost::system::error_category {
         return "header too large";
       case errc::unavailable:
         return "unavailable";
+      case errc::not_implemented:
+        return "not implemented";
     }
     return "unknown gesso error";
   }

@@ -27,6 +27,7 @@ enum class errc {
   header_too_large,        ///< request header block above the limit
   range_not_satisfiable,   ///< a Range that starts past the end of the file
   unavailable,             ///< overloaded, draining or database unreachable
+  not_implemented,         ///< a transfer coding the server does not understand (RFC 9112 §6.1)
 };
 
 /// The category of gesso::errc.

@@ -10,6 +10,8 @@
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/json.hpp>
 
+#include <array>
+
 namespace gesso::server {
 namespace json = boost::json;
 using boost::asio::awaitable;
@@ -55,14 +57,6 @@ bool is_json_content(const request& req) {
     type.remove_suffix(1);
   }
   return boost::algorithm::iequals(type, "application/json");
-}
-
-response method_not_allowed(http::verb allowed, std::string_view request_id) {
-  response res = problem_response({errc::method_not_allowed, "method not allowed; this endpoint accepts " +
-                                                                 std::string(to_string(allowed))},
-                                  request_id);
-  res.set(http::field::allow, to_string(allowed));
-  return res;
 }
 
 // An absolute, signed URL for a stored output. The expiry is rounded up to the hour so that polls
@@ -183,59 +177,97 @@ awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
   co_return json_response(http::status::ok, json::object{{"status", "ready"}}, request_id);
 }
 
+// The routing table: which paths exist, which methods each accepts (405 + Allow from here), and the
+// metrics label of each.
+enum class endpoint { create, query, media, readyz, healthz };
+
+struct route_entry {
+  endpoint id;
+  std::string_view label;
+  std::array<http::verb, 2> methods;
+  std::string_view allow;
+};
+
+constexpr std::array<route_entry, 5> routes{{
+    {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
+    {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
+    {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
+    {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
+    {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
+}};
+
+struct matched_route {
+  const route_entry* entry = nullptr;
+  std::string_view path;   ///< the target without its query
+  std::string_view param;  ///< the task id or media object
+};
+
+const route_entry& entry_of(endpoint id) {
+  return routes[static_cast<std::size_t>(id)];
+}
+
+matched_route match_route(std::string_view target) {
+  matched_route m;
+  m.path = target.substr(0, target.find('?'));
+  if (m.path == create_path) {
+    m.entry = &entry_of(endpoint::create);
+  } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size() &&
+             m.path.find('/', task_prefix.size()) == std::string_view::npos) {
+    m.entry = &entry_of(endpoint::query);
+    m.param = m.path.substr(task_prefix.size());
+  } else if (m.path.starts_with("/media/")) {
+    m.entry = &entry_of(endpoint::media);
+    m.param = m.path.substr(7);
+  } else if (m.path == "/readyz") {
+    m.entry = &entry_of(endpoint::readyz);
+  } else if (m.path == "/healthz") {
+    m.entry = &entry_of(endpoint::healthz);
+  }
+  return m;
+}
+
+// The answer for a path no route matches, or a method the route does not accept; nothing when both fit.
+std::optional<response> route_refusal(const matched_route& m, http::verb method, exchange* ex) {
+  if (m.entry == nullptr) {
+    return problem_response({errc::not_found,
+                             "no such endpoint; the API is POST /api/v1/tasks/create and "
+                             "GET /api/v1/tasks/{task_id}"},
+                            ex->request_id);
+  }
+  ex->route = m.entry->label;
+  if (method != m.entry->methods[0] && method != m.entry->methods[1]) {
+    response res = problem_response({errc::method_not_allowed, "method not allowed; this endpoint accepts " +
+                                                                   std::string(m.entry->allow)},
+                                    ex->request_id);
+    res.set(http::field::allow, m.entry->allow);
+    return res;
+  }
+  return std::nullopt;
+}
+
 awaitable<response> route(api_context* ctx, exchange* ex) {
   const request& req = ex->req;
   const std::string& request_id = ex->request_id;
-  const std::string_view target = req.target();
-  const std::string path(target.substr(0, target.find('?')));
-  if (path == create_path) {
-    ex->route = "create";
-    if (req.method() != http::verb::post) {
-      co_return method_not_allowed(http::verb::post, request_id);
+  const matched_route m = match_route(req.target());
+  if (auto refused = route_refusal(m, req.method(), ex)) {
+    co_return std::move(*refused);
+  }
+  switch (m.entry->id) {
+    case endpoint::create:
+      co_return co_await create_task(ctx, ex);
+    case endpoint::query:
+      co_return co_await query_task(ctx, ex, m.param);
+    case endpoint::media: {
+      const std::string_view target = req.target();
+      const std::string_view query = target.size() > m.path.size() ? target.substr(m.path.size() + 1) : "";
+      co_return co_await serve_media(ctx, ex, m.param, query);
     }
-    co_return co_await create_task(ctx, ex);
+    case endpoint::readyz:
+      co_return co_await readiness(ctx, request_id);
+    case endpoint::healthz:
+      co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);
   }
-  if (path.starts_with(task_prefix) && path.size() > task_prefix.size() &&
-      path.find('/', task_prefix.size()) == std::string::npos) {
-    ex->route = "query";
-    if (req.method() != http::verb::get) {
-      co_return method_not_allowed(http::verb::get, request_id);
-    }
-    const std::string_view task_id = target.substr(task_prefix.size(), path.size() - task_prefix.size());
-    co_return co_await query_task(ctx, ex, task_id);
-  }
-  if (path.starts_with("/media/")) {
-    ex->route = "media";
-    if (req.method() != http::verb::get && req.method() != http::verb::head) {
-      response res = method_not_allowed(http::verb::get, request_id);
-      res.set(http::field::allow, "GET, HEAD");
-      co_return res;
-    }
-    const std::string_view query = target.size() > path.size() ? target.substr(path.size() + 1) : "";
-    co_return co_await serve_media(ctx, ex, target.substr(7, path.size() - 7), query);
-  }
-  if (path == "/metrics" && ctx->metrics != nullptr) {
-    ex->route = "metrics";
-    response res(http::status::ok, 11);
-    res.set(http::field::content_type, metrics::content_type);
-    res.set(http::field::cache_control, "no-store");
-    res.set("X-Request-Id", request_id);
-    res.body() = ctx->metrics->registry.render();
-    res.prepare_payload();
-    co_return res;
-  }
-  if (path == "/readyz") {
-    ex->route = "readyz";
-    co_return co_await readiness(ctx, request_id);
-  }
-  if (path == "/healthz") {
-    ex->route = "healthz";
-    co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);
-  }
-  co_return problem_response({errc::not_found,
-                              "no such endpoint; the API is POST /api/v1/tasks/create and "
-                              "GET /api/v1/tasks/{task_id}"},
-                             request_id);
+  co_return problem_response({errc::not_found, "no such endpoint"}, request_id);  // not reached
 }
 
 }  // namespace
@@ -251,6 +283,23 @@ api_metrics::api_metrics()
           registry.counter("gesso_tasks_created_total", "Tasks accepted by create, by model.", {"model"})),
       credits_charged(registry.counter("gesso_credits_charged_total", "Credits charged at create, by model.",
                                        {"model"})) {}
+
+std::optional<response> refuse_before_body(api_context*, const request& header, exchange* ex) {
+  const matched_route m = match_route(header.target());
+  if (auto refused = route_refusal(m, header.method(), ex)) {
+    return refused;
+  }
+  if (m.entry->id == endpoint::create) {
+    if (auto key = bearer_key(header); !key) {
+      return problem_response(key.error(), ex->request_id);
+    }
+    if (!is_json_content(header)) {
+      return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
+                              ex->request_id);
+    }
+  }
+  return std::nullopt;
+}
 
 awaitable<response> handle_request(api_context* ctx, exchange* ex) {
   std::exception_ptr failure;

@@ -36,6 +36,8 @@ http::status status_of(errc code) {
       return http::status::request_header_fields_too_large;
     case errc::unavailable:
       return http::status::service_unavailable;
+    case errc::not_implemented:
+      return http::status::not_implemented;
   }
   return http::status::internal_server_error;
 }

@@ -36,7 +36,7 @@ namespace {
 asio::awaitable<void> answer_one(health_server::impl* s, tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   stream.expires_after(std::chrono::seconds(5));
-  beast::flat_buffer buffer;
+  beast::flat_buffer buffer(16 * 1024);  // bounded: a chunk-size line or trailer cannot grow it
   http::request_parser<http::string_body> parser;
   parser.header_limit(8 * 1024);
   parser.body_limit(1024);
@@ -48,10 +48,11 @@ asio::awaitable<void> answer_one(health_server::impl* s, tcp::socket socket) {
   http::response<http::string_body> res;
   res.version(11);
   res.keep_alive(false);
-  if (req.method() != http::verb::get) {
+  const bool head = req.method() == http::verb::head;
+  if (req.method() != http::verb::get && !head) {
     res.set(http::field::content_type, "application/json");
     res.result(http::status::method_not_allowed);
-    res.set(http::field::allow, "GET");
+    res.set(http::field::allow, "GET, HEAD");
     res.body() = R"({"status":"method not allowed"})";
   } else {
     const std::string_view target = req.target();
@@ -61,6 +62,9 @@ asio::awaitable<void> answer_one(health_server::impl* s, tcp::socket socket) {
     res.body() = a.body;
   }
   res.prepare_payload();
+  if (head) {  // the length of what GET would send, and no body
+    res.body().clear();
+  }
   auto [wec, wn] = co_await http::async_write(stream, res, as_tuple_awaitable);
   static_cast<void>(wec);
   boost::system::error_code ignored;

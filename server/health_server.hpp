@@ -20,8 +20,8 @@ struct probe_answer {
 
 class health_server {
  public:
-  /// Listens on `host`:`port` (0 picks a free port) and answers every GET with `answer(path)`;
-  /// other methods get 405. Throws if it cannot bind.
+  /// Listens on `host`:`port` (0 picks a free port) and answers every GET (and HEAD, without
+  /// the body) with `answer(path)`; other methods get 405. Throws if it cannot bind.
   health_server(const std::string& host, std::uint16_t port,
                 std::function<probe_answer(std::string_view path)> answer);
   ~health_server();  ///< stops listening and joins its thread

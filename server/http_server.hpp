@@ -22,6 +22,11 @@ struct http_settings {
   std::chrono::milliseconds write_timeout{30000};
   std::size_t max_body_bytes = 8 * 1024 * 1024;
   std::size_t max_header_bytes = 16 * 1024;
+  /// Request bodies held and parsed at once, all connections together; beyond it 503 before reading.
+  std::size_t body_memory_bytes = 128 * 1024 * 1024;
+  /// Where /metrics is served (never on the public listener); empty: nowhere.
+  std::string admin_host;
+  std::uint16_t admin_port = 0;
   /// Open client connections at most. At the limit a new connection takes the place of the longest
   /// idle keep-alive connection; when none is idle, the new one is closed at once.
   std::size_t max_connections = 10000;
@@ -39,7 +44,8 @@ class http_server {
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;
 
-  /// Binds, prints "gesso-server listening on http://HOST:PORT" on standard output, and serves until
+  /// Binds, prints "gesso-server listening on http://HOST:PORT" on standard output (and, with an admin
+  /// listener, "gesso-server admin on http://HOST:PORT"), and serves until
   /// SIGTERM or SIGINT. Then /readyz fails for the drain grace while requests are still served (each
   /// response closes its connection); after it — or at once on a second signal — the server stops
   /// accepting, closes idle connections, finishes in-flight requests and returns. Throws if it

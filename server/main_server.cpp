@@ -27,6 +27,11 @@ int main() {
   http.write_timeout = cfg.write_timeout;
   http.max_body_bytes = cfg.max_body_bytes;
   http.max_header_bytes = cfg.max_header_bytes;
+  http.body_memory_bytes = cfg.body_memory_bytes;
+  if (cfg.admin_listen_port) {
+    http.admin_host = cfg.admin_listen_host;
+    http.admin_port = *cfg.admin_listen_port;
+  }
   http.max_connections =
       server::connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
   http.notify_window = cfg.notify_window;

@@ -4,14 +4,38 @@
 #include "core/media_url.hpp"
 #include "server/api_response.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <fstream>
 
 namespace gesso::server {
-namespace {
 
-constexpr std::uint64_t max_response_bytes = 64 * 1024 * 1024;
+file_body::~file_body() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+  }
+}
+
+std::size_t file_body::read(char* into, std::size_t n, std::uint64_t at) const {
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd_, into + got, n - got, static_cast<off_t>(at + got));
+    if (r < 0 && errno == EINTR) {
+      continue;
+    }
+    if (r <= 0) {
+      break;
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  return got;
+}
+
+namespace {
 
 std::string_view query_value(std::string_view query, std::string_view name) {
   while (!query.empty()) {
@@ -44,36 +68,32 @@ std::string_view content_type_of(std::string_view object) {
   return "application/octet-stream";
 }
 
-// What the blocking read found.
-struct media_read {
-  bool found = false;
+// What the blocking open found: the file, its size and the range asked for.
+struct media_open {
+  std::optional<file_body> file;
   std::uint64_t size = 0;
   range_request range;
-  std::string bytes;
 };
 
-media_read read_media(const std::filesystem::path& path, std::string_view range_header, bool head) {
-  media_read r;
-  std::ifstream file(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!file || ec) {
+media_open open_media(const std::filesystem::path& path, std::string_view range_header) {
+  media_open r;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return r;
   }
-  r.found = true;
-  r.size = size;
-  r.range = range_header.empty() ? range_request{} : parse_range(range_header, size);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return r;
+  }
+  r.size = static_cast<std::uint64_t>(info.st_size);
+  r.range = range_header.empty() ? range_request{} : parse_range(range_header, r.size);
   if (r.range.outcome == range_request::kind::whole) {
-    r.range.range = {0, size == 0 ? 0 : size - 1};
+    r.range.range = {0, r.size == 0 ? 0 : r.size - 1};
   }
-  if (head || r.range.outcome == range_request::kind::unsatisfiable || size == 0) {
-    return r;
-  }
-  const std::uint64_t length = std::min(r.range.range.last - r.range.range.first + 1, max_response_bytes);
-  r.bytes.resize(length);
-  file.seekg(static_cast<std::streamoff>(r.range.range.first));
-  file.read(r.bytes.data(), static_cast<std::streamsize>(length));
-  r.bytes.resize(static_cast<std::size_t>(file.gcount()));
+  const bool empty = r.size == 0 || r.range.outcome == range_request::kind::unsatisfiable;
+  const std::uint64_t length = empty ? 0 : r.range.range.last - r.range.range.first + 1;
+  r.file.emplace(fd, r.range.range.first, length);
   return r;
 }
 
@@ -93,12 +113,11 @@ boost::asio::awaitable<response> serve_media(api_context* ctx, exchange* ex, std
       !verify_media_signature(ctx->links->signing_key, object, expires, query_value(query, "sig"), now)) {
     co_return problem_response({errc::forbidden, "invalid or expired media link"}, request_id);
   }
-  const bool head = ex->req.method() == http::verb::head;
   const std::filesystem::path path = ctx->media->path_of(object);
   const std::string range_header(ex->req[http::field::range]);
-  auto work = [&path, &range_header, head] { return read_media(path, range_header, head); };
-  const media_read found = co_await ctx->db->run(std::move(work));
-  if (!found.found) {
+  auto work = [&path, &range_header] { return open_media(path, range_header); };
+  media_open found = co_await ctx->db->run(std::move(work));
+  if (!found.file) {
     co_return problem_response({errc::not_found, "media not found; it may have passed its retention period"},
                                request_id);
   }
@@ -114,14 +133,16 @@ boost::asio::awaitable<response> serve_media(api_context* ctx, exchange* ex, std
   res.set(http::field::accept_ranges, "bytes");
   res.set(http::field::cache_control, "private, max-age=3600");
   res.set("X-Request-Id", request_id);
-  const std::uint64_t length = found.size == 0 ? 0 : found.range.range.last - found.range.range.first + 1;
+  const std::uint64_t length = found.file->length;
   if (partial) {
     res.set(http::field::content_range, "bytes " + std::to_string(found.range.range.first) + "-" +
                                             std::to_string(found.range.range.last) + "/" +
                                             std::to_string(found.size));
   }
-  res.body() = found.bytes;
-  res.content_length(head ? length : res.body().size());
+  res.content_length(length);
+  if (length > 0) {
+    ex->file.emplace(std::move(*found.file));  // the frontend sends it in pieces after the header
+  }
   co_return res;
 }
 

@@ -36,7 +36,7 @@ RETURNING id
 
 constexpr const char* succeed_sql = R"sql(
 UPDATE tasks SET status = 3, image_object = $3, video_object = $4, audio_object = $5, error = NULL,
-                 finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+                 image_urls = without_inline_inputs(image_urls), finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
 WHERE id = $1 AND lease_token = $2::uuid AND status = 2
 RETURNING id
 )sql";
@@ -44,7 +44,7 @@ RETURNING id
 // succeed_sql for a batch: the records arrive as five parallel arrays.
 constexpr const char* succeed_many_sql = R"sql(
 UPDATE tasks t SET status = 3, image_object = r.image, video_object = r.video, audio_object = r.audio,
-                   error = NULL, finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+                   error = NULL, image_urls = without_inline_inputs(t.image_urls), finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
 FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS r (id, token, image, video, audio)
 WHERE t.id = r.id AND t.lease_token = r.token AND t.status = 2
 RETURNING t.id
@@ -69,7 +69,7 @@ SELECT count(*) FROM failed
 
 constexpr const char* fail_head = R"sql(
 WITH failed AS (
-    UPDATE tasks SET status = 4, error = $3, finished_at = now(),
+    UPDATE tasks SET status = 4, error = $3, finished_at = now(), image_urls = without_inline_inputs(image_urls),
                      lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
     WHERE id = $1 AND lease_token = $2::uuid AND status = 2
     RETURNING id, account_id, credits
@@ -85,6 +85,7 @@ WITH overdue AS (
 ), failed AS (
     UPDATE tasks t
     SET status = 4, finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+        image_urls = without_inline_inputs(t.image_urls),
         error = CASE WHEN t.deadline_at <= now()
                      THEN 'the task did not finish before its deadline'
                      ELSE 'the task failed after ' || t.attempts || ' attempts'

@@ -66,17 +66,32 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     return out;
   }
   // Every input image goes through the one fetcher and the sniffing decoder; a bad one fails the
-  // task (and so refunds it) with a reason the client can act on.
+  // task (and so refunds it) with a reason the client can act on. One input at a time: its bytes are
+  // dropped once it is decoded, and it is decoded straight to the size the frame needs, so a task holds
+  // at most one input's bytes and the small pictures (docs/security.md#bounds).
+  const auto [width, height] = frame_size(job.aspect_ratio, settings_.long_side);
+  std::uint64_t pixels_left = input_limits::pixels_per_task;
+  std::size_t bytes_left = input_limits::bytes_per_task;
   std::vector<rgb_image> inputs;
   for (std::size_t i = 0; i < job.image_urls.size(); ++i) {
     const std::string where = "image_urls[" + std::to_string(i) + "]";
-    auto bytes = fetch_input(job.image_urls[i], fetch_limits{.policy = environment_.fetching});
+    if (bytes_left == 0) {
+      out.status = engine_outcome::kind::failed;
+      out.error = where + " was not fetched: the task's input images passed " +
+                  std::to_string(input_limits::bytes_per_task) + " bytes in all";
+      return out;
+    }
+    fetch_limits fetching{.policy = environment_.fetching};
+    fetching.max_bytes = std::min(fetching.max_bytes, bytes_left);
+    auto bytes = fetch_input(job.image_urls[i], fetching);
     if (!bytes) {
       out.status = engine_outcome::kind::failed;
       out.error = where + " could not be fetched: " + bytes.error().reason;
       return out;
     }
-    auto decoded = decode_image(*bytes);
+    bytes_left -= bytes->size();
+    auto decoded =
+        decode_image(*bytes, {.cover_width = width, .cover_height = height, .pixels_left = &pixels_left});
     if (!decoded) {
       out.status = engine_outcome::kind::failed;
       out.error = where + " is not a usable image: " + decoded.error().reason;
@@ -84,7 +99,6 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     }
     inputs.push_back(std::move(*decoded));
   }
-  const auto [width, height] = frame_size(job.aspect_ratio, settings_.long_side);
   const scene picture(job.prompt, job.aspect_ratio, job.image_urls, width, height, std::move(inputs));
   if (job.model->type == task_type::image) {
     out.image = media_store::object_key(job.task_id, "png");

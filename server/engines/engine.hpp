@@ -14,6 +14,13 @@
 
 namespace gesso::engines {
 
+/// What one task's input images may take in all (docs/security.md#bounds): a task over either fails
+/// (and is refunded) with the reason.
+struct input_limits {
+  static constexpr std::uint64_t pixels_per_task = 64ULL * 1024 * 1024;  ///< source pixels, all inputs
+  static constexpr std::size_t bytes_per_task = 32 * 1024 * 1024;        ///< fetched bytes, all inputs
+};
+
 /// One attempt at one task.
 struct engine_job {
   std::string task_id;

@@ -1,6 +1,7 @@
 #include "server/engines/fetcher.hpp"
 
 #include "core/base64.hpp"
+#include "core/create_request.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -27,6 +28,7 @@ using asio::ip::tcp;
 namespace {
 
 constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t answer_buffer_bytes = 32 * 1024;
 
 // What one request/response exchange gave.
 struct exchange_result {
@@ -40,13 +42,18 @@ std::string describe(const boost::system::error_code& ec, std::size_t max_bytes)
   if (ec == http::error::body_limit) {
     return "the response is larger than " + std::to_string(max_bytes) + " bytes";
   }
+  if (ec == http::error::buffer_overflow) {
+    return "the response has a header, chunk-size line or trailer longer than " +
+           std::to_string(answer_buffer_bytes) + " bytes";
+  }
   return ec.message();
 }
 
 // The request line, headers and body of one exchange.
 struct outgoing {
   std::string method;
-  std::string host;
+  std::string host;         ///< resolved and checked; the TLS server name
+  std::string host_header;  ///< host and, when the URL gives one, port (RFC 9110 §7.2)
   std::string target;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
@@ -57,7 +64,7 @@ template <class Stream>
 asio::awaitable<exchange_result> request_over(Stream* stream, const outgoing* out, std::size_t max_bytes) {
   exchange_result r;
   http::request<http::string_body> req(http::string_to_verb(out->method), out->target, 11);
-  req.set(http::field::host, out->host);
+  req.set(http::field::host, out->host_header);
   req.set(http::field::user_agent, "gesso/1");
   req.set(http::field::connection, "close");
   for (const auto& [name, value] : out->headers) {
@@ -70,18 +77,27 @@ asio::awaitable<exchange_result> request_over(Stream* stream, const outgoing* ou
     r.error = "sending the request failed: " + wec.message();
     co_return r;
   }
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.header_limit(16 * 1024);
-  parser.body_limit(max_bytes);
-  auto [rec, rn] = co_await http::async_read(*stream, buffer, parser, as_tuple_awaitable);
-  if (rec && !(rec == http::error::end_of_stream && parser.is_done())) {
-    r.error = describe(rec, max_bytes);
-    co_return r;
+  // Bounded: a header block or a chunk-size line longer than this is an error, not a growing buffer.
+  beast::flat_buffer buffer(answer_buffer_bytes);
+  // Interim 1xx answers (100 Continue, 103 Early Hints) precede the final one: skip a few of them.
+  for (int interim = 0;; ++interim) {
+    http::response_parser<http::string_body> parser;
+    parser.header_limit(16 * 1024);
+    parser.body_limit(max_bytes);
+    auto [rec, rn] = co_await http::async_read(*stream, buffer, parser, as_tuple_awaitable);
+    if (rec && !(rec == http::error::end_of_stream && parser.is_done())) {
+      r.error = describe(rec, max_bytes);
+      co_return r;
+    }
+    const unsigned status = parser.get().result_int();
+    if (status >= 100 && status < 200 && status != 101 && interim < 8) {
+      continue;
+    }
+    r.status = status;
+    r.location = std::string(parser.get()[http::field::location]);
+    r.body = std::move(parser.get().body());
+    break;
   }
-  r.status = parser.get().result_int();
-  r.location = std::string(parser.get()[http::field::location]);
-  r.body = std::move(parser.get().body());
   co_return r;
 }
 
@@ -149,6 +165,7 @@ checked<http_answer> request_until(const boost::urls::url_view& url, const http_
   auto out = std::make_shared<outgoing>();
   out->method = call.method;
   out->host = std::string(url.encoded_host_address());
+  out->host_header = std::string(url.encoded_host_and_port());
   out->target = std::string(url.encoded_resource());
   if (out->target.empty() || out->target.front() != '/') {
     out->target.insert(0, "/");
@@ -179,7 +196,8 @@ checked<http_answer> request_until(const boost::urls::url_view& url, const http_
 
 checked<std::string> fetch_http(std::string_view text, const fetch_limits& limits) {
   const auto deadline = std::chrono::steady_clock::now() + limits.timeout;
-  boost::urls::url current(boost::urls::parse_absolute_uri(text).value());
+  boost::urls::url current(boost::urls::parse_uri(text).value());
+  current.remove_fragment();
   const http_call call{
       .method = "GET", .url = {}, .headers = {{"Accept", "image/png, image/jpeg, image/webp"}}};
   for (int hop = 0;; ++hop) {
@@ -201,6 +219,7 @@ checked<std::string> fetch_http(std::string_view text, const fetch_limits& limit
         return refusal{"redirected to an invalid URL"};
       }
       current = resolved;
+      current.remove_fragment();
       continue;
     }
     if (answer->status != 200) {
@@ -214,7 +233,7 @@ checked<std::string> fetch_http(std::string_view text, const fetch_limits& limit
 }  // namespace
 
 checked<std::string> fetch_input(std::string_view url, const fetch_limits& limits) {
-  if (url.size() >= 5 && (url.substr(0, 5) == "data:" || url.substr(0, 5) == "DATA:")) {
+  if (is_data_url(url)) {
     const auto comma = url.find(',');
     auto bytes = comma == std::string_view::npos ? std::nullopt : decode_base64(url.substr(comma + 1));
     if (!bytes) {
@@ -225,7 +244,7 @@ checked<std::string> fetch_input(std::string_view url, const fetch_limits& limit
     }
     return checked<std::string>(boost::system::in_place_value, std::move(*bytes));
   }
-  if (!boost::urls::parse_absolute_uri(url)) {
+  if (!boost::urls::parse_uri(url)) {
     return refusal{"not a valid URL"};
   }
   return fetch_http(url, limits);

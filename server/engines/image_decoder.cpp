@@ -4,13 +4,17 @@
 #include <webp/decode.h>
 
 #include <jpeglib.h>
+#include <algorithm>
+#include <cmath>
 #include <csetjmp>
 #include <cstdio>
+#include <cstring>
 
 namespace gesso::engines {
 namespace {
 
-checked<void> check_size(std::uint64_t width, std::uint64_t height, const image_limits& limits) {
+// The image's own limits (no budget taken).
+checked<void> check_bounds(std::uint64_t width, std::uint64_t height, const image_limits& limits) {
   if (width == 0 || height == 0) {
     return refusal{"the image has no pixels"};
   }
@@ -23,8 +27,185 @@ checked<void> check_size(std::uint64_t width, std::uint64_t height, const image_
   return {};
 }
 
+// The image's limits, then its pixels taken from the task's budget.
+checked<void> check_size(std::uint64_t width, std::uint64_t height, const image_limits& limits) {
+  if (auto ok = check_bounds(width, height, limits); !ok) {
+    return ok;
+  }
+  if (limits.pixels_left != nullptr) {
+    if (width * height > *limits.pixels_left) {
+      return refusal{"the image is " + std::to_string(width) + "x" + std::to_string(height) +
+                     " pixels, more than the " + std::to_string(*limits.pixels_left) +
+                     " left of the task's budget for input pixels"};
+    }
+    *limits.pixels_left -= width * height;
+  }
+  return {};
+}
+
+// Averages rows of a source image into a smaller one as they arrive (a box filter), so the source is
+// never held whole. Rows are RGB or RGBA (composited onto black).
+class row_shrinker {
+ public:
+  row_shrinker(int source_width, int source_height, int width, int height)
+      : source_width_(source_width),
+        source_height_(source_height),
+        out_{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)},
+        sums_(static_cast<std::size_t>(width) * 3),
+        counts_(static_cast<std::size_t>(width)),
+        column_(static_cast<std::size_t>(source_width)) {
+    for (int x = 0; x < source_width; ++x) {
+      column_[static_cast<std::size_t>(x)] =
+          static_cast<int>(static_cast<std::int64_t>(x) * width / source_width);
+    }
+  }
+
+  void add_row(const std::uint8_t* pixels, int channels) {
+    if (row_ >= source_height_) {
+      return;
+    }
+    const int target = static_cast<int>(static_cast<std::int64_t>(row_) * out_.height / source_height_);
+    if (target != current_) {
+      flush();
+      current_ = target;
+    }
+    for (int x = 0; x < source_width_; ++x) {
+      const std::uint8_t* p = pixels + static_cast<std::size_t>(x) * channels;
+      const unsigned alpha = channels == 4 ? p[3] : 255U;
+      const std::size_t t = static_cast<std::size_t>(column_[static_cast<std::size_t>(x)]);
+      for (std::size_t c = 0; c < 3; ++c) {
+        sums_[t * 3 + c] += p[c] * alpha / 255U;
+      }
+      ++counts_[t];
+    }
+    if (++row_ == source_height_) {
+      flush();
+    }
+  }
+
+  rgb_image take() { return std::move(out_); }
+
+ private:
+  void flush() {
+    if (current_ < 0) {
+      return;
+    }
+    std::uint8_t* out = out_.pixels.data() + static_cast<std::size_t>(current_) * out_.width * 3;
+    for (std::size_t t = 0; t < counts_.size(); ++t) {
+      for (std::size_t c = 0; c < 3; ++c) {
+        out[t * 3 + c] = static_cast<std::uint8_t>(counts_[t] == 0 ? 0 : sums_[t * 3 + c] / counts_[t]);
+      }
+    }
+    std::fill(sums_.begin(), sums_.end(), 0);
+    std::fill(counts_.begin(), counts_.end(), 0);
+  }
+
+  int source_width_;
+  int source_height_;
+  rgb_image out_;
+  std::vector<std::uint32_t> sums_;
+  std::vector<std::uint32_t> counts_;
+  std::vector<int> column_;
+  int row_ = 0;
+  int current_ = -1;
+};
+
+// --- PNG: libpng's row interface; errors jump back with setjmp, so the functions that call libpng
+// keep only trivially destructible locals and reach their C++ objects through pointers.
+
+struct png_source {
+  const std::uint8_t* data;
+  std::size_t size;
+  std::size_t at;
+};
+
+void read_png_bytes(png_structp png, png_bytep into, png_size_t n) {
+  auto* source = static_cast<png_source*>(png_get_io_ptr(png));
+  if (n > source->size - source->at) {
+    png_error(png, "the file ends early");
+  }
+  std::memcpy(into, source->data + source->at, n);
+  source->at += n;
+}
+
+struct png_failure {
+  char message[200];
+};
+
+void on_png_error(png_structp png, png_const_charp message) {
+  auto* failure = static_cast<png_failure*>(png_get_error_ptr(png));
+  std::snprintf(failure->message, sizeof failure->message, "%s", message);
+  png_longjmp(png, 1);
+}
+
+// What the caller provides to the PNG reader: limits in, the result out.
+struct png_job {
+  const image_limits* limits;
+  std::optional<row_shrinker>* shrinker;
+  std::vector<std::uint8_t>* rows;  // one row, or the whole image when interlaced
+  checked<void>* size_ok;
+};
+
+bool decode_png_raw(png_source* source, png_job* job, png_failure* failure) {
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, failure, on_png_error,
+                                           [](png_structp, png_const_charp) {});
+  if (png == nullptr) {
+    std::snprintf(failure->message, sizeof failure->message, "out of memory");
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (setjmp(png_jmpbuf(png)) != 0) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return false;
+  }
+  if (info == nullptr) {
+    png_error(png, "out of memory");
+  }
+  png_set_read_fn(png, source, read_png_bytes);
+  png_read_info(png, info);
+  const png_uint_32 width = png_get_image_width(png, info);
+  const png_uint_32 height = png_get_image_height(png, info);
+  *job->size_ok = check_size(width, height, *job->limits);
+  if (!*job->size_ok) {
+    png_destroy_read_struct(&png, &info, nullptr);
+    return false;
+  }
+  png_set_expand(png);
+  png_set_strip_16(png);
+  png_set_gray_to_rgb(png);
+  png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);
+  const int passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  const std::size_t row_bytes = static_cast<std::size_t>(width) * 4;
+  if (png_get_rowbytes(png, info) != row_bytes) {
+    png_error(png, "unexpected row layout");
+  }
+  const auto [w, h] = decoded_size(static_cast<int>(width), static_cast<int>(height), *job->limits);
+  job->shrinker->emplace(static_cast<int>(width), static_cast<int>(height), w, h);
+  if (passes == 1) {
+    job->rows->resize(row_bytes);
+    for (png_uint_32 y = 0; y < height; ++y) {
+      png_read_row(png, job->rows->data(), nullptr);
+      (*job->shrinker)->add_row(job->rows->data(), 4);
+    }
+  } else {  // Adam7 refines every row over seven passes: the whole image is needed
+    job->rows->resize(row_bytes * height);
+    for (int pass = 0; pass < passes; ++pass) {
+      for (png_uint_32 y = 0; y < height; ++y) {
+        png_read_row(png, job->rows->data() + row_bytes * y, nullptr);
+      }
+    }
+    for (png_uint_32 y = 0; y < height; ++y) {
+      (*job->shrinker)->add_row(job->rows->data() + row_bytes * y, 4);
+    }
+  }
+  png_read_end(png, nullptr);
+  png_destroy_read_struct(&png, &info, nullptr);
+  return true;
+}
+
 checked<rgb_image> decode_png(std::string_view bytes, const image_limits& limits) {
-  // The dimensions come from IHDR, which must be the first chunk, before libpng reads anything.
+  // The dimensions come from IHDR, which must be the first chunk; checked before libpng runs.
   if (bytes.size() < 24 || bytes.substr(12, 4) != "IHDR") {
     return refusal{"the PNG is damaged: no IHDR header"};
   }
@@ -35,28 +216,26 @@ checked<rgb_image> decode_png(std::string_view bytes, const image_limits& limits
     }
     return v;
   };
-  if (auto ok = check_size(be32(16), be32(20), limits); !ok) {
+  if (auto ok = check_bounds(be32(16), be32(20), limits); !ok) {
     return ok.error();
   }
-  png_image png{};
-  png.version = PNG_IMAGE_VERSION;
-  if (png_image_begin_read_from_memory(&png, bytes.data(), bytes.size()) == 0) {
-    return refusal{std::string("the PNG is damaged: ") + png.message};
+  png_source source{reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), 0};
+  std::optional<row_shrinker> shrinker;
+  std::vector<std::uint8_t> rows;
+  checked<void> size_ok;
+  png_job job{&limits, &shrinker, &rows, &size_ok};
+  png_failure failure{};
+  if (!decode_png_raw(&source, &job, &failure)) {
+    if (!size_ok) {
+      return size_ok.error();
+    }
+    return refusal{std::string("the PNG is damaged: ") + failure.message};
   }
-  if (auto ok = check_size(png.width, png.height, limits); !ok) {
-    png_image_free(&png);
-    return ok.error();
-  }
-  png.format = PNG_FORMAT_RGB;
-  rgb_image img{static_cast<int>(png.width), static_cast<int>(png.height), {}};
-  img.pixels.resize(PNG_IMAGE_SIZE(png));
-  if (png_image_finish_read(&png, nullptr, img.pixels.data(), 0, nullptr) == 0) {
-    return refusal{std::string("the PNG is damaged: ") + png.message};
-  }
-  return img;
+  return shrinker->take();
 }
 
-// libjpeg reports errors through a callback that must not return; it jumps back here.
+// --- JPEG: libjpeg scales by 1/2, 1/4 or 1/8 inside its DCT; the rest is averaged row by row.
+
 struct jpeg_failure {
   jpeg_error_mgr manager;
   std::jmp_buf jump;
@@ -69,9 +248,15 @@ void on_jpeg_error(j_common_ptr info) {
   std::longjmp(failure->jump, 1);
 }
 
+struct jpeg_job {
+  const image_limits* limits;
+  std::optional<row_shrinker>* shrinker;
+  std::vector<std::uint8_t>* row;
+  checked<void>* size_ok;
+};
+
 // Only trivially destructible locals live between setjmp and longjmp.
-bool decode_jpeg_raw(std::string_view bytes, const image_limits& limits, rgb_image* out, char* why,
-                     std::size_t why_size) {
+bool decode_jpeg_raw(std::string_view bytes, jpeg_job* job, char* why, std::size_t why_size) {
   jpeg_decompress_struct info{};
   jpeg_failure failure{};
   info.err = jpeg_std_error(&failure.manager);
@@ -86,25 +271,31 @@ bool decode_jpeg_raw(std::string_view bytes, const image_limits& limits, rgb_ima
   jpeg_mem_src(&info, reinterpret_cast<const unsigned char*>(bytes.data()),
                static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&info, TRUE);
-  const std::uint64_t width = info.image_width;
-  const std::uint64_t height = info.image_height;
-  if (width == 0 || height == 0 || width > static_cast<std::uint64_t>(limits.max_side) ||
-      height > static_cast<std::uint64_t>(limits.max_side) || width * height > limits.max_pixels) {
-    std::snprintf(why, why_size,
-                  "the image is %llux%llu pixels; at most %d per side and %llu in all are accepted",
-                  static_cast<unsigned long long>(width), static_cast<unsigned long long>(height),
-                  limits.max_side, static_cast<unsigned long long>(limits.max_pixels));
+  *job->size_ok = check_size(info.image_width, info.image_height, *job->limits);
+  if (!*job->size_ok) {
     jpeg_destroy_decompress(&info);
     return false;
   }
+  const auto [w, h] =
+      decoded_size(static_cast<int>(info.image_width), static_cast<int>(info.image_height), *job->limits);
+  unsigned denominator = 8;  // the largest reduction that still leaves at least w x h
+  while (denominator > 1 &&
+         ((info.image_width + denominator - 1) / denominator < static_cast<unsigned>(w) ||
+          (info.image_height + denominator - 1) / denominator < static_cast<unsigned>(h))) {
+    denominator /= 2;
+  }
+  info.scale_num = 1;
+  info.scale_denom = denominator;
   info.out_color_space = JCS_RGB;
   jpeg_start_decompress(&info);
-  out->width = static_cast<int>(info.output_width);
-  out->height = static_cast<int>(info.output_height);
-  out->pixels.resize(static_cast<std::size_t>(out->width) * out->height * 3);
+  const int out_width = static_cast<int>(info.output_width);
+  const int out_height = static_cast<int>(info.output_height);
+  job->shrinker->emplace(out_width, out_height, std::min(w, out_width), std::min(h, out_height));
+  job->row->resize(static_cast<std::size_t>(out_width) * 3);
   while (info.output_scanline < info.output_height) {
-    JSAMPROW row = out->pixels.data() + static_cast<std::size_t>(info.output_scanline) * out->width * 3;
+    JSAMPROW row = job->row->data();
     jpeg_read_scanlines(&info, &row, 1);
+    (*job->shrinker)->add_row(job->row->data(), 3);
   }
   jpeg_finish_decompress(&info);
   jpeg_destroy_decompress(&info);
@@ -112,13 +303,21 @@ bool decode_jpeg_raw(std::string_view bytes, const image_limits& limits, rgb_ima
 }
 
 checked<rgb_image> decode_jpeg(std::string_view bytes, const image_limits& limits) {
-  rgb_image img;
+  std::optional<row_shrinker> shrinker;
+  std::vector<std::uint8_t> row;
+  checked<void> size_ok;
+  jpeg_job job{&limits, &shrinker, &row, &size_ok};
   char why[JMSG_LENGTH_MAX + 64] = {};
-  if (!decode_jpeg_raw(bytes, limits, &img, why, sizeof why)) {
+  if (!decode_jpeg_raw(bytes, &job, why, sizeof why)) {
+    if (!size_ok) {
+      return size_ok.error();
+    }
     return refusal{why};
   }
-  return img;
+  return shrinker->take();
 }
+
+// --- WebP: libwebp scales while decoding.
 
 checked<rgb_image> decode_webp(std::string_view bytes, const image_limits& limits) {
   int width = 0;
@@ -131,14 +330,44 @@ checked<rgb_image> decode_webp(std::string_view bytes, const image_limits& limit
       !ok) {
     return ok.error();
   }
-  rgb_image img{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)};
-  if (WebPDecodeRGBInto(data, bytes.size(), img.pixels.data(), img.pixels.size(), width * 3) == nullptr) {
+  const auto [w, h] = decoded_size(width, height, limits);
+  rgb_image img{w, h, std::vector<std::uint8_t>(static_cast<std::size_t>(w) * h * 3)};
+  WebPDecoderConfig config;
+  if (WebPInitDecoderConfig(&config) == 0) {
+    return refusal{"the WebP decoder could not start"};
+  }
+  if (w != width || h != height) {
+    config.options.use_scaling = 1;
+    config.options.scaled_width = w;
+    config.options.scaled_height = h;
+  }
+  config.output.colorspace = MODE_RGB;
+  config.output.is_external_memory = 1;
+  config.output.u.RGBA.rgba = img.pixels.data();
+  config.output.u.RGBA.stride = w * 3;
+  config.output.u.RGBA.size = img.pixels.size();
+  const VP8StatusCode status = WebPDecode(data, bytes.size(), &config);
+  WebPFreeDecBuffer(&config.output);
+  if (status != VP8_STATUS_OK) {
     return refusal{"the WebP is damaged"};
   }
   return img;
 }
 
 }  // namespace
+
+std::pair<int, int> decoded_size(int width, int height, const image_limits& limits) {
+  if (limits.cover_width <= 0 || limits.cover_height <= 0 || width <= 0 || height <= 0) {
+    return {width, height};
+  }
+  const double factor = std::max(static_cast<double>(limits.cover_width) / width,
+                                 static_cast<double>(limits.cover_height) / height);
+  if (factor >= 1) {
+    return {width, height};
+  }
+  return {std::clamp(static_cast<int>(std::ceil(width * factor)), 1, width),
+          std::clamp(static_cast<int>(std::ceil(height * factor)), 1, height)};
+}
 
 std::optional<image_format> sniff_image(std::string_view bytes) {
   if (bytes.starts_with("\x89PNG\r\n\x1a\n")) {

@@ -45,8 +45,8 @@ std::future<void> lock_accounts_for(std::chrono::milliseconds hold) {
 // Returns once the server runs a request's database work (the create waiting for the lock).
 void wait_until_the_database_is_busy(const server_process& server) {
   const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (server.client().request("GET", "/metrics").body.find("\ngesso_db_pool_in_use 1\n") ==
-         std::string::npos) {
+  const http_client admin("127.0.0.1", server.admin_port());
+  while (admin.request("GET", "/metrics").body.find("\ngesso_db_pool_in_use 1\n") == std::string::npos) {
     if (std::chrono::steady_clock::now() > deadline) {
       throw std::runtime_error("no request reached the database within 30 s");
     }
@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(sigterm_closes_idle_connections_and_exits_zero) {
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_finishes_in_flight_requests) {
-  server_process server;
+  server_process server(env_map{{"GESSO_ADMIN_LISTEN", "127.0.0.1:0"}});
   const auto account = make_account("drain", 100);
   auto lock = lock_accounts_for(1500ms);
   auto in_flight =
@@ -123,7 +123,8 @@ BOOST_AUTO_TEST_CASE(a_second_signal_cuts_the_grace_short) {
 }
 
 BOOST_AUTO_TEST_CASE(a_saturated_database_pool_answers_503_at_once) {
-  server_process server(env_map{{"GESSO_DB_POOL_SIZE", "1"}, {"GESSO_DB_QUEUE_LIMIT", "0"}});
+  server_process server(env_map{
+      {"GESSO_DB_POOL_SIZE", "1"}, {"GESSO_DB_QUEUE_LIMIT", "0"}, {"GESSO_ADMIN_LISTEN", "127.0.0.1:0"}});
   const auto account = make_account("saturate", 100);
   auto lock = lock_accounts_for(2000ms);
   auto blocked =

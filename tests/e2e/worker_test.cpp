@@ -370,7 +370,7 @@ BOOST_AUTO_TEST_CASE(worker_probes_follow_the_claim_loop_and_the_database) {
 }
 
 BOOST_AUTO_TEST_CASE(servers_and_workers_export_metrics) {
-  server_process server(with_catalog());
+  server_process server(with_catalog({{"GESSO_ADMIN_LISTEN", "127.0.0.1:0"}}));
   worker_process worker(
       with_catalog({{"GESSO_WORKER_LISTEN", "127.0.0.1:0"}, {"GESSO_WORKER_RESCUE_MS", "200"}}));
   const auto client = server.client();
@@ -382,7 +382,9 @@ BOOST_AUTO_TEST_CASE(servers_and_workers_export_metrics) {
   BOOST_TEST(client.query(account.key, "task_" + std::string(32, 'z')).status == 404);
   std::this_thread::sleep_for(500ms);  // a housekeeping pass samples the queue
 
-  const auto scraped = client.request("GET", "/metrics");
+  // Metrics are served on the admin listener only: the public port does not know the path.
+  BOOST_TEST(client.request("GET", "/metrics").status == 404);
+  const auto scraped = http_client("127.0.0.1", server.admin_port(), 5s).request("GET", "/metrics");
   BOOST_TEST(scraped.status == 200);
   BOOST_TEST(scraped.header("content-type").find("text/plain; version=0.0.4") == 0);
   for (const std::string line : {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -147,6 +148,29 @@ env_map server_env(const env_map& extra) {
 server_process::server_process(const env_map& extra_env)
     : gesso_process(GESSO_SERVER_BIN, server_env(extra_env), "gesso-server") {
   port_ = port_from_listen_line(process_->read_line(std::chrono::seconds(20)));
+  if (extra_env.contains("GESSO_ADMIN_LISTEN")) {
+    const std::string line = process_->read_line(std::chrono::seconds(20));
+    if (line.find("admin on http://") == std::string::npos) {
+      throw std::runtime_error("gesso-server printed no admin address: " + line);
+    }
+    admin_port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+  }
+}
+
+process_memory memory_of(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  process_memory m;
+  std::string name;
+  while (status >> name) {
+    std::uint64_t kib = 0;
+    if (name == "VmRSS:" && status >> kib) {
+      m.rss_bytes = kib * 1024;
+    } else if (name == "VmHWM:" && status >> kib) {
+      m.peak_rss_bytes = kib * 1024;
+    }
+    status.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return m;
 }
 
 worker_process::worker_process(const env_map& extra_env)

@@ -64,6 +64,8 @@ class gesso_process {
   int wait_for_exit(std::chrono::milliseconds timeout = std::chrono::seconds(60));
   /// Where the process's standard output and error (its JSON log lines) are written.
   const std::string& log_path() const { return log_path_; }
+  /// The process id (for /proc readings such as memory_of).
+  int pid() const { return process_->pid(); }
 
  protected:
   std::string name_;
@@ -79,9 +81,12 @@ class server_process : public gesso_process {
 
   http_client client() const { return http_client("127.0.0.1", port_); }
   std::uint16_t port() const { return port_; }
+  /// The admin listener's port, when GESSO_ADMIN_LISTEN asked for one.
+  std::uint16_t admin_port() const { return admin_port_; }
 
  private:
   std::uint16_t port_ = 0;
+  std::uint16_t admin_port_ = 0;
 };
 
 /// A running gesso-worker.
@@ -94,6 +99,13 @@ class worker_process : public gesso_process {
  private:
   std::uint16_t probe_port_ = 0;
 };
+
+/// A process's resident memory now and at its peak (VmRSS, VmHWM of /proc/PID/status).
+struct process_memory {
+  std::uint64_t rss_bytes = 0;
+  std::uint64_t peak_rss_bytes = 0;
+};
+process_memory memory_of(int pid);
 
 /// Polls a task until it is final (3 or 4), returning every task_status seen in order and the last data.
 struct poll_result {

@@ -44,8 +44,8 @@ http_reply http_client::request(const std::string& method, const std::string& ta
   }
   boost::beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
-  parser.body_limit(64 * 1024 * 1024);
-  parser.skip(method == "HEAD");  // a HEAD response announces a length but carries no body
+  parser.body_limit(256 * 1024 * 1024);  // media tests download outputs above 64 MiB
+  parser.skip(method == "HEAD");         // a HEAD response announces a length but carries no body
   boost::system::error_code failure;
   stream.async_connect(
       tcp::endpoint(asio::ip::make_address(host_), port_), [&](boost::system::error_code ec) {

@@ -125,4 +125,46 @@ BOOST_AUTO_TEST_CASE(urls_written_as_blocked_addresses_are_refused_at_once) {
   BOOST_TEST(r.error().message.find("image_urls[1] points to 127.0.0.1") == 0, r.error().message);
 }
 
+BOOST_AUTO_TEST_CASE(the_data_scheme_and_media_type_are_case_insensitive) {
+  const auto models = catalog::builtin();
+  for (const std::string prefix :
+       {"data:image/png;base64,", "DATA:IMAGE/PNG;BASE64,", "Data:Image/Jpeg;Base64,"}) {
+    const auto r = parse_create_request(
+        R"({"model_id":"vendor4-2","prompt":"p","image_urls":[")" + prefix + R"(iVBORw0KGgo="]})", models);
+    BOOST_TEST(r.has_value(), prefix << ": " << (r ? "" : r.error().message));
+  }
+  BOOST_TEST(is_data_url("DaTa:x"));
+  BOOST_TEST(!is_data_url("http://data:x"));
+}
+
+BOOST_AUTO_TEST_CASE(a_fragment_is_stripped_from_image_urls) {
+  const auto models = catalog::builtin();
+  const auto r = parse_create_request(
+      R"({"model_id":"vendor4-2","prompt":"p","image_urls":["https://ok.example/a.png#top","https://ok.example/b.png"]})",
+      models);
+  BOOST_TEST_REQUIRE(r.has_value(), r.error().message);
+  BOOST_TEST(r->image_urls[0] == "https://ok.example/a.png");
+  BOOST_TEST(r->image_urls[1] == "https://ok.example/b.png");
+  BOOST_TEST(without_fragment("data:image/png;base64,AA#B") == "data:image/png;base64,AA#B");
+}
+
+// Many tiny values used to cost about 25 times the body in values and parser stack.
+BOOST_AUTO_TEST_CASE(the_parse_of_a_body_is_capped_near_its_size) {
+  const auto models = catalog::builtin();
+  std::string zeros = "[0";
+  while (zeros.size() < 1024 * 1024) {
+    zeros += ",0";
+  }
+  zeros += "]";
+  const auto r = parse_create_request(zeros, models);
+  BOOST_TEST_REQUIRE(!r.has_value());
+  BOOST_TEST((r.error().code == errc::invalid_json));
+  BOOST_TEST(r.error().message.find("too many JSON values") != std::string::npos, r.error().message);
+  // A valid body made mostly of one long string fits its cap.
+  const std::string big = R"({"model_id":"vendor4-2","prompt":"p","image_urls":["data:image/png;base64,)" +
+                          std::string(4 * 1024 * 1024, 'A') + R"("]})";
+  const auto ok = parse_create_request(big, models);
+  BOOST_TEST(ok.has_value(), (ok ? "" : ok.error().message));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
