@@ -8,9 +8,9 @@ packages=(
   libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev
 )
 if [[ "${1:-}" != build ]]; then
-  # Running (PostgreSQL, ffmpeg, nginx for the local cluster) and testing (clang for the fuzzers,
+  # Running (PostgreSQL, ffmpeg, HAProxy for the local cluster) and testing (clang for the fuzzers,
   # wrk for benchmarks, Node.js for the Kubernetes manifest validation).
-  packages+=(ffmpeg postgresql postgresql-contrib curl wrk gnuplot-nox nginx-light clang-format clang libclang-rt-14-dev)
+  packages+=(ffmpeg postgresql postgresql-contrib curl wrk gnuplot-nox haproxy clang-format clang libclang-rt-14-dev)
   # A Node.js from elsewhere (NodeSource) brings its own npm; Debian's npm would conflict with it.
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     packages+=(nodejs npm)

@@ -5,7 +5,7 @@
 #   deploy/loadtest/run.sh single|multi journey|create|query|sweep [OUT_DIR]
 #
 # single: PostgreSQL, one gesso-server (addressed directly) and one gesso-worker.
-# multi:  PostgreSQL, three gesso-servers behind nginx and three gesso-workers (deploy/local/cluster.sh).
+# multi:  PostgreSQL, three gesso-servers behind HAProxy and three gesso-workers (deploy/local/cluster.sh).
 #
 # journey: open loop, LOADTEST_RATE (20) journeys a second for LOADTEST_SECONDS (60): create, poll every
 #          500 ms until final, download; a mix of image and video models.

@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # A multi-node Gesso on one machine (docs/operations.md#a-local-cluster): PostgreSQL, N gesso-server
-# processes behind nginx, M gesso-worker processes, one shared media directory.
+# processes behind HAProxy, M gesso-worker processes, one shared media directory.
 #
 #   deploy/local/cluster.sh start                  # build, start everything, print the address
 #   deploy/local/cluster.sh start-db               # only PostgreSQL, migrated (then: start)
 #   deploy/local/cluster.sh stop                   # drain and stop everything
 #   deploy/local/cluster.sh status                 # what runs, and /readyz of each server
 #   deploy/local/cluster.sh env                    # export lines for the gesso CLI and clients
-#   deploy/local/cluster.sh restart server 2       # graceful: out of nginx, drain, start, back in
+#   deploy/local/cluster.sh restart server 2       # graceful: drained in HAProxy, stopped, started, back in
 #   deploy/local/cluster.sh kill server|worker 2   # SIGKILL, no restart
 #   deploy/local/cluster.sh start-one server|worker 2
 #   deploy/local/cluster.sh restart postgres fast|immediate
 #
 # Settings (environment): CLUSTER_DIR (.gesso-local/cluster), CLUSTER_PORT (8080; servers use the
-# next ports), CLUSTER_SERVERS (3), CLUSTER_WORKERS (3), CLUSTER_BIN (a build's server/ folder; when
-# unset the release preset is built). GESSO_* variables are passed to every server and worker.
+# next ports, HAProxy's runtime API the one after them), CLUSTER_SERVERS (3), CLUSTER_WORKERS (3),
+# CLUSTER_BIN (a build's server/ folder; when unset the release preset is built). GESSO_* variables
+# are passed to every server and worker.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -25,6 +26,7 @@ workers="${CLUSTER_WORKERS:-3}"
 bin="${CLUSTER_BIN:-}"
 unset CLUSTER_DIR CLUSTER_PORT CLUSTER_SERVERS CLUSTER_WORKERS CLUSTER_BIN
 db_url="host=$dir port=5432 user=gesso dbname=postgres"
+admin_port=$((port + servers + 1))
 
 source deploy/postgres.sh
 say() { echo "cluster: $*"; }
@@ -107,26 +109,50 @@ wait_ready() {
   die "server $1 is not ready after 10 s"
 }
 
-# Renders nginx.conf with the servers that are not listed in $dir/down (one number a line).
-render_nginx() {
-  local upstreams=""
+# Renders haproxy.cfg with every server.
+render_haproxy() {
+  local lines=""
   for n in $(seq "$servers"); do
-    local flags="max_fails=1 fail_timeout=2s"
-    grep -qx "$n" "$dir/down" 2>/dev/null && flags="down"
-    upstreams+="    server 127.0.0.1:$((port + n)) $flags;"$'\n'
+    lines+="  server s$n 127.0.0.1:$((port + n))"$'\n'
   done
-  mkdir -p "$dir/nginx-tmp"
-  sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" deploy/local/nginx.conf.in |
-    awk -v up="$upstreams" '{ if ($0 == "@UPSTREAMS@") printf "%s", up; else print }' >"$dir/nginx.conf"
-  nginx -t -q -p "$dir" -c "$dir/nginx.conf" -g "pid $dir/nginx-test.pid;"
+  sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@ADMIN_PORT@|$admin_port|g" deploy/local/haproxy.cfg.in |
+    awk -v up="$lines" '{ if ($0 == "@SERVERS@") printf "%s", up; else print }' >"$dir/haproxy.cfg"
+  haproxy -c -q -f "$dir/haproxy.cfg"
 }
 
-nginx_signal() { nginx -p "$dir" -c "$dir/nginx.conf" -g "pid $dir/nginx.pid;" -s "$1"; }
+# One command to HAProxy's runtime API (a TCP socket on loopback); prints the answer.
+haproxy_api() {
+  local answer
+  exec 3<>"/dev/tcp/127.0.0.1/$admin_port" || die "HAProxy's runtime API does not answer on port $admin_port"
+  printf '%s\n' "$1" >&3
+  answer=$(cat <&3)
+  exec 3<&-
+  printf '%s' "$answer"
+}
 
-reload_nginx() {
-  render_nginx
-  nginx_signal reload
-  sleep 0.3  # new workers take over; old ones finish what they hold
+# A field of server N's line in `show stat` (CSV: 5 = scur, current sessions; 18 = status).
+server_stat() {
+  haproxy_api "show stat" | awk -F, -v s="s$1" -v f="$2" '$1 == "gesso" && $2 == s { print $f }'
+}
+
+# Takes server N out of rotation and waits (up to 30 s) until it holds no request.
+drain_server() {
+  haproxy_api "set server gesso/s$1 state drain" >/dev/null
+  for _ in $(seq 300); do
+    [[ "$(server_stat "$1" 5)" == 0 ]] && return 0
+    sleep 0.1
+  done
+  say "server $1 still holds requests after 30 s of draining; stopping it anyway"
+}
+
+# Puts server N back in rotation and waits (up to 10 s) until HAProxy's checks see it up.
+admit_server() {
+  haproxy_api "set server gesso/s$1 state ready" >/dev/null
+  for _ in $(seq 100); do
+    [[ "$(server_stat "$1" 18)" == UP ]] && return 0
+    sleep 0.1
+  done
+  die "HAProxy does not see server $1 up after 10 s"
 }
 
 # PostgreSQL, migrated, and the shared signing key: what accounts and keys can be made in before
@@ -144,20 +170,21 @@ cmd_start_db() {
 
 cmd_start() {
   cmd_start_db
-  : >"$dir/down"
   for n in $(seq "$servers"); do alive "$dir/server-$n.pid" || start_one server "$n"; done
   for n in $(seq "$workers"); do alive "$dir/worker-$n.pid" || start_one worker "$n"; done
-  render_nginx
-  if ! alive "$dir/nginx.pid"; then
-    setsid nginx -p "$dir" -c "$dir/nginx.conf" -g "daemon off; pid $dir/nginx.pid;" \
-      </dev/null >>"$dir/nginx-error.log" 2>&1 &
-    for _ in $(seq 50); do alive "$dir/nginx.pid" && break; sleep 0.1; done
+  render_haproxy
+  if ! alive "$dir/haproxy.pid"; then
+    setsid haproxy -db -f "$dir/haproxy.cfg" </dev/null >>"$dir/haproxy.log" 2>&1 &
+    echo $! >"$dir/haproxy.pid"
   fi
-  for _ in $(seq 50); do
-    [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" == 200 ]] && break
-    sleep 0.1
+  for n in $(seq "$servers"); do
+    for _ in $(seq 100); do
+      [[ "$(server_stat "$n" 18 2>/dev/null)" == UP ]] && break
+      alive "$dir/haproxy.pid" || die "haproxy exited: $(tail -n 3 "$dir/haproxy.log")"
+      sleep 0.1
+    done
   done
-  say "running: http://127.0.0.1:$port (nginx) → $servers servers on ports $((port + 1))-$((port + servers)), $workers workers"
+  say "running: http://127.0.0.1:$port (HAProxy) → $servers servers on ports $((port + 1))-$((port + servers)), $workers workers"
   say "state, logs and media in $dir; 'deploy/local/cluster.sh env' prints the database URL"
 }
 
@@ -166,10 +193,7 @@ cmd_stop() {
   wait
   for n in $(seq "$servers"); do stop_pid "$dir/server-$n.pid" & done
   wait
-  if alive "$dir/nginx.pid"; then
-    nginx_signal quit 2>/dev/null || true
-    for _ in $(seq 50); do alive "$dir/nginx.pid" || break; sleep 0.1; done
-  fi
+  stop_pid "$dir/haproxy.pid" 10
   stop_postgres fast
   say "stopped"
 }
@@ -185,7 +209,7 @@ cmd_status() {
   for n in $(seq "$workers"); do
     echo "worker $n: $(alive "$dir/worker-$n.pid" && echo running || echo stopped)"
   done
-  echo "nginx (127.0.0.1:$port): $(alive "$dir/nginx.pid" && echo running || echo stopped)"
+  echo "haproxy (127.0.0.1:$port): $(alive "$dir/haproxy.pid" && echo running || echo stopped)"
   echo "postgres: $(pg_running "$dir/pg" && echo running || echo stopped)"
 }
 
@@ -194,13 +218,11 @@ cmd_restart() {
   case "$what" in
     server)
       [[ -n "$arg" ]] || die "restart server N"
-      # Out of the load balancer first, so no new request reaches it; then drain, start, re-admit.
-      echo "$arg" >>"$dir/down"
-      reload_nginx
+      # Out of the load balancer first, so no new request reaches it; then stop, start, re-admit.
+      drain_server "$arg"
       stop_pid "$dir/server-$arg.pid"
       start_one server "$arg"
-      sed -i "/^$arg\$/d" "$dir/down"
-      reload_nginx
+      admit_server "$arg"
       ;;
     worker)
       stop_pid "$dir/worker-$arg.pid"

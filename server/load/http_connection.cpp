@@ -35,7 +35,26 @@ http_connection::http_connection(asio::any_io_executor executor,
 
 asio::awaitable<exchange_result> http_connection::exchange(const http::request<http::string_body>* req,
                                                            std::chrono::milliseconds timeout) {
+  const bool reused = connected_;
+  exchange_result result = co_await attempt(req, timeout);
+  // A server may close an idle keep-alive connection just as a request is sent on it; the request
+  // then never reached it, and an idempotent one can be sent again (RFC 9110 §9.2.2).
+  const http::verb method = req->method();
+  const bool idempotent = method == http::verb::get || method == http::verb::head ||
+                          method == http::verb::put || method == http::verb::delete_ ||
+                          method == http::verb::options;
+  if (result.status == 0 && reused && !answer_started_ && idempotent &&
+      result.failure == "connection closed") {
+    result = co_await attempt(req, timeout);
+    result.retried = true;
+  }
+  co_return result;
+}
+
+asio::awaitable<exchange_result> http_connection::attempt(const http::request<http::string_body>* req,
+                                                          std::chrono::milliseconds timeout) {
   exchange_result result;
+  answer_started_ = false;
   stream_.expires_after(timeout);
   if (!connected_) {
     auto [ec, endpoint] = co_await stream_.async_connect(*endpoints_, asio::as_tuple(asio::use_awaitable));
@@ -61,6 +80,7 @@ asio::awaitable<exchange_result> http_connection::exchange(const http::request<h
   auto [read_ec, read] =
       co_await http::async_read(stream_, buffer_, parser, asio::as_tuple(asio::use_awaitable));
   static_cast<void>(read);
+  answer_started_ = parser.got_some() || buffer_.size() > 0;
   if (read_ec) {
     stream_.close();
     connected_ = false;

@@ -22,6 +22,9 @@ struct exchange_result {
   int status = 0;  ///< 0 when no answer came
   std::string body;
   std::string failure;  ///< "timeout", "connect refused", "connection closed", … when status is 0
+  /// Sent twice: a reused connection closed before any byte of the answer, and the request is
+  /// idempotent, so it was sent once more on a new connection, as HTTP clients do (RFC 9110 §9.2.2).
+  bool retried = false;
 };
 
 class http_connection {
@@ -30,14 +33,20 @@ class http_connection {
                   const boost::asio::ip::tcp::resolver::results_type* endpoints);
 
   /// Connects when needed, sends `req` and reads the answer, all within `timeout`. A failure or an
-  /// answer that ends the connection leaves it closed; the next exchange connects anew.
+  /// answer that ends the connection leaves it closed; the next exchange connects anew. An idempotent
+  /// request whose reused connection closed before any byte of the answer is sent once more.
   boost::asio::awaitable<exchange_result> exchange(
       const boost::beast::http::request<boost::beast::http::string_body>* req,
       std::chrono::milliseconds timeout);
 
  private:
+  boost::asio::awaitable<exchange_result> attempt(
+      const boost::beast::http::request<boost::beast::http::string_body>* req,
+      std::chrono::milliseconds timeout);
+
   boost::beast::tcp_stream stream_;
-  boost::beast::flat_buffer buffer_;
+  boost::beast::flat_buffer buffer_{1024 * 1024};  ///< bounded: a header or chunk line cannot grow it
+  bool answer_started_ = false;                    ///< the last attempt received a byte of its answer
   const boost::asio::ip::tcp::resolver::results_type* endpoints_;
   bool connected_ = false;
 };

@@ -28,13 +28,15 @@ void recorder::arrival() {
   ++current_.arrivals;
 }
 
-void recorder::answered(request_kind kind, int status, const std::string& failure, std::uint64_t micros) {
+void recorder::answered(request_kind kind, int status, const std::string& failure, std::uint64_t micros,
+                        bool retried) {
   const auto k = static_cast<std::size_t>(kind);
   const bool ok = status >= 200 && status < 300;
   std::lock_guard lock(mutex_);
   kind_totals& t = kinds_[k];
   t.ok += ok ? 1 : 0;
   ++t.outcomes[status != 0 ? std::to_string(status) : failure];
+  t.retried += retried ? 1 : 0;
   t.latency.record(micros);
   ++current_.done[k];
   current_.failed[k] += ok ? 0 : 1;
@@ -151,6 +153,7 @@ json::object to_json(const report& r) {
     entry["ok"] = t.ok;
     entry["per_second"] = static_cast<double>(t.latency.count()) / seconds_of(r, k);
     entry["outcomes"] = std::move(outcomes);
+    entry["retried"] = t.retried;
     requests[name_of(static_cast<request_kind>(k))] = std::move(entry);
   }
   json::array timeline;
@@ -247,6 +250,9 @@ void print_summary(const report& r, std::ostream& out) {
     out << name_of(static_cast<request_kind>(k)) << " outcomes:";
     for (const auto& [name, count] : t.outcomes) {
       out << " " << name << " x" << count;
+    }
+    if (t.retried > 0) {  // idempotent requests sent again after a reused connection closed unanswered
+      out << " (" << t.retried << " retried once)";
     }
     out << "\n";
   }

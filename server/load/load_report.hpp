@@ -26,7 +26,8 @@ const char* name_of(request_kind k);
 struct kind_totals {
   std::uint64_t ok = 0;                           ///< 2xx answers
   std::map<std::string, std::uint64_t> outcomes;  ///< "200", "503", "timeout", … → count
-  latency_histogram latency;                      ///< microseconds, every answer and failure
+  std::uint64_t retried = 0;  ///< answered (or failed) on a second try: see exchange_result::retried
+  latency_histogram latency;  ///< microseconds, every answer and failure
 };
 
 /// One second of the run.
@@ -72,7 +73,8 @@ struct report {
 class recorder {
  public:
   void arrival();
-  void answered(request_kind kind, int status, const std::string& failure, std::uint64_t micros);
+  void answered(request_kind kind, int status, const std::string& failure, std::uint64_t micros,
+                bool retried = false);
   void task_final(std::uint64_t micros);
   void send_lag(std::uint64_t micros);
   /// Closes second `second` of the timeline, starts the next, and returns the closed one.

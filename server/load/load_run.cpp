@@ -130,7 +130,8 @@ asio::awaitable<std::optional<std::size_t>> create_one(run_state* s, lane* l, st
   const std::string& model = s->o->models[pick_model(s, l)].model_id;
   const request req = create_request(*s, key, model, s->o->prompt);
   const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
-  s->rec.answered(request_kind::create, answer.status, answer.failure, micros_since(intended));
+  s->rec.answered(request_kind::create, answer.status, answer.failure, micros_since(intended),
+                  answer.retried);
   if (answer.status == 0 && answer.failure != "connect refused") {
     ++s->unanswered;  // it may or may not have been created: the ledger check sees it
   }
@@ -154,7 +155,7 @@ asio::awaitable<task_view> query_one(run_state* s, lane* l, std::string task_id,
   const request req = make_request(*s, http::verb::get, "/api/v1/tasks/" + task_id, &(*s->keys)[key]);
   const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
   if (kind) {
-    s->rec.answered(*kind, answer.status, answer.failure, micros_since(intended));
+    s->rec.answered(*kind, answer.status, answer.failure, micros_since(intended), answer.retried);
   }
   task_view view;
   if (const std::optional<json::object> data = data_of(answer)) {
@@ -203,7 +204,7 @@ asio::awaitable<void> journey(run_state* s, lane* l, steady::time_point intended
         const exchange_result file = co_await exchange_on(&l->connections, &req, s->timeout);
         const bool empty = file.status == 200 && file.body.empty();
         s->rec.answered(request_kind::download, empty ? 0 : file.status, empty ? "empty file" : file.failure,
-                        micros_since(sent));
+                        micros_since(sent), file.retried);
       }
       co_return;
     }

@@ -1,7 +1,7 @@
 // gesso-chaos: DESIGN.md's invariants under faults (docs/reliability.md).
 //
-// Starts deploy/local/cluster.sh (3 servers behind nginx, 3 workers, PostgreSQL), drives a steady load
-// of creates and polls from many accounts through nginx — builtin models with realistic latency, some
+// Starts deploy/local/cluster.sh (3 servers behind HAProxy, 3 workers, PostgreSQL), drives a steady load
+// of creates and polls from many accounts through HAProxy — builtin models with realistic latency, some
 // failing, some routed through the task-api engine back into the cluster — while it kill -9s random
 // servers and workers (restarting them) and restarts PostgreSQL in fast and immediate mode. Then it
 // drains and checks, from what it recorded and from the database, that nothing was lost or charged

@@ -1,5 +1,5 @@
 #pragma once
-// deploy/local/cluster.sh driven from a test: PostgreSQL, N servers behind nginx and M workers, all
+// deploy/local/cluster.sh driven from a test: PostgreSQL, N servers behind HAProxy and M workers, all
 // real processes, in a private directory and port range; stopped on destruction.
 
 #include "tests/support/child_process.hpp"
