@@ -71,7 +71,7 @@ class file_body {
   std::uint64_t length;
 };
 
-inline constexpr std::size_t file_piece_bytes = 256 * 1024;
+inline constexpr std::size_t file_piece_bytes = 64 * 1024;
 
 /// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles
 /// class-type temporaries that live across a co_await (GCC PR 100611).

@@ -11,7 +11,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(create_request byte_range image_decoder upstream_answer media_path)
+  targets=(create_request byte_range image_decoder upstream_answer media_path request_framing)
 fi
 deploy/install-deps.sh
 cmake --preset fuzz >/dev/null
