@@ -1,5 +1,7 @@
 #include "server/engines/image_decoder.hpp"
 
+#include "server/engines/row_shrinker.hpp"
+
 #include <png.h>
 #include <webp/decode.h>
 
@@ -42,73 +44,6 @@ checked<void> check_size(std::uint64_t width, std::uint64_t height, const image_
   }
   return {};
 }
-
-// Averages rows of a source image into a smaller one as they arrive (a box filter), so the source is
-// never held whole. Rows are RGB or RGBA (composited onto black).
-class row_shrinker {
- public:
-  row_shrinker(int source_width, int source_height, int width, int height)
-      : source_width_(source_width),
-        source_height_(source_height),
-        out_{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)},
-        sums_(static_cast<std::size_t>(width) * 3),
-        counts_(static_cast<std::size_t>(width)),
-        column_(static_cast<std::size_t>(source_width)) {
-    for (int x = 0; x < source_width; ++x) {
-      column_[static_cast<std::size_t>(x)] =
-          static_cast<int>(static_cast<std::int64_t>(x) * width / source_width);
-    }
-  }
-
-  void add_row(const std::uint8_t* pixels, int channels) {
-    if (row_ >= source_height_) {
-      return;
-    }
-    const int target = static_cast<int>(static_cast<std::int64_t>(row_) * out_.height / source_height_);
-    if (target != current_) {
-      flush();
-      current_ = target;
-    }
-    for (int x = 0; x < source_width_; ++x) {
-      const std::uint8_t* p = pixels + static_cast<std::size_t>(x) * channels;
-      const unsigned alpha = channels == 4 ? p[3] : 255U;
-      const std::size_t t = static_cast<std::size_t>(column_[static_cast<std::size_t>(x)]);
-      for (std::size_t c = 0; c < 3; ++c) {
-        sums_[t * 3 + c] += p[c] * alpha / 255U;
-      }
-      ++counts_[t];
-    }
-    if (++row_ == source_height_) {
-      flush();
-    }
-  }
-
-  rgb_image take() { return std::move(out_); }
-
- private:
-  void flush() {
-    if (current_ < 0) {
-      return;
-    }
-    std::uint8_t* out = out_.pixels.data() + static_cast<std::size_t>(current_) * out_.width * 3;
-    for (std::size_t t = 0; t < counts_.size(); ++t) {
-      for (std::size_t c = 0; c < 3; ++c) {
-        out[t * 3 + c] = static_cast<std::uint8_t>(counts_[t] == 0 ? 0 : sums_[t * 3 + c] / counts_[t]);
-      }
-    }
-    std::fill(sums_.begin(), sums_.end(), 0);
-    std::fill(counts_.begin(), counts_.end(), 0);
-  }
-
-  int source_width_;
-  int source_height_;
-  rgb_image out_;
-  std::vector<std::uint32_t> sums_;
-  std::vector<std::uint32_t> counts_;
-  std::vector<int> column_;
-  int row_ = 0;
-  int current_ = -1;
-};
 
 // --- PNG: libpng's row interface; errors jump back with setjmp, so the functions that call libpng
 // keep only trivially destructible locals and reach their C++ objects through pointers.
