@@ -128,16 +128,21 @@ class capped_memory final : public boost::container::pmr::memory_resource {
   explicit capped_memory(std::size_t cap) : cap_(cap) {}
 
  private:
+  // Plain new and delete: the default alignment covers every JSON type, and Boost.JSON does not pass
+  // the same alignment to deallocate as to allocate (string_impl), which aligned delete would mismatch.
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+      throw std::bad_alloc();
+    }
     if (bytes > cap_ - used_) {
       throw std::bad_alloc();
     }
     used_ += bytes;
-    return ::operator new(bytes, std::align_val_t(alignment));
+    return ::operator new(bytes);
   }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+  void do_deallocate(void* p, std::size_t bytes, std::size_t) override {
     used_ -= bytes;
-    ::operator delete(p, std::align_val_t(alignment));
+    ::operator delete(p);
   }
   bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
 

@@ -38,9 +38,6 @@ std::optional<response> refuse(errc code, std::string message, const exchange* e
   return problem_response({code, std::move(message)}, ex->request_id);
 }
 
-// Reads one request into ex->req. Returns a response when the request must be refused (the
-// connection closes after it), or nullopt; sets *quit when the connection should close silently.
-// The body's memory is reserved in *held before it is read.
 }  // namespace
 
 asio::awaitable<std::optional<response>> read_request(const request_reading* r, beast::tcp_stream* stream,
