@@ -1,6 +1,6 @@
 #pragma once
 // Expected, input-dependent outcomes are values of this enum; infrastructure failures throw.
-// server/api_response.cpp is the single place that maps both to HTTP.
+// server/api/api_response.cpp is the single place that maps both to HTTP.
 
 #include <boost/assert/source_location.hpp>
 #include <boost/system/error_code.hpp>

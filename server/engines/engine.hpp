@@ -4,7 +4,7 @@
 
 #include "core/catalog.hpp"
 #include "core/network_policy.hpp"
-#include "server/engines/media_store.hpp"
+#include "server/media/media_store.hpp"
 
 #include <chrono>
 #include <memory>
@@ -13,6 +13,8 @@
 #include <vector>
 
 namespace gesso::engines {
+
+using media::media_store;  ///< where engines put their outputs (server/media)
 
 /// What one task's input images may take in all (docs/security.md#bounds): a task over either fails
 /// (and is refunded) with the reason.

@@ -2,6 +2,7 @@
 
 #include "core/base64.hpp"
 #include "core/create_request.hpp"
+#include "server/runtime/asio_helpers.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -27,7 +28,7 @@ using asio::ip::tcp;
 
 namespace {
 
-constexpr auto as_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+using runtime::as_tuple_awaitable;
 constexpr std::size_t answer_buffer_bytes = 32 * 1024;
 
 // What one request/response exchange gave.

@@ -4,6 +4,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include "server/runtime/asio_helpers.hpp"
 
 namespace gesso::load {
 namespace asio = boost::asio;
@@ -57,7 +58,7 @@ asio::awaitable<exchange_result> http_connection::attempt(const http::request<ht
   answer_started_ = false;
   stream_.expires_after(timeout);
   if (!connected_) {
-    auto [ec, endpoint] = co_await stream_.async_connect(*endpoints_, asio::as_tuple(asio::use_awaitable));
+    auto [ec, endpoint] = co_await stream_.async_connect(*endpoints_, runtime::as_tuple_awaitable);
     static_cast<void>(endpoint);
     if (ec) {
       stream_.close();
@@ -67,7 +68,7 @@ asio::awaitable<exchange_result> http_connection::attempt(const http::request<ht
     stream_.socket().set_option(asio::ip::tcp::no_delay(true));
     connected_ = true;
   }
-  auto [write_ec, written] = co_await http::async_write(stream_, *req, asio::as_tuple(asio::use_awaitable));
+  auto [write_ec, written] = co_await http::async_write(stream_, *req, runtime::as_tuple_awaitable);
   static_cast<void>(written);
   if (write_ec) {
     stream_.close();
@@ -77,8 +78,7 @@ asio::awaitable<exchange_result> http_connection::attempt(const http::request<ht
   }
   http::response_parser<http::string_body> parser;
   parser.body_limit(boost::none);  // results can be videos of many megabytes
-  auto [read_ec, read] =
-      co_await http::async_read(stream_, buffer_, parser, asio::as_tuple(asio::use_awaitable));
+  auto [read_ec, read] = co_await http::async_read(stream_, buffer_, parser, runtime::as_tuple_awaitable);
   static_cast<void>(read);
   answer_started_ = parser.got_some() || buffer_.size() > 0;
   if (read_ec) {
@@ -116,7 +116,7 @@ asio::awaitable<std::unique_ptr<http_connection>> connection_set::acquire() {
   waiter w{asio::steady_timer(executor_, asio::steady_timer::time_point::max()), nullptr};
   waiters_.push_back(&w);
   while (!w.given) {
-    auto [ec] = co_await w.wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto [ec] = co_await w.wake.async_wait(runtime::as_tuple_awaitable);
     static_cast<void>(ec);  // cancelled by release, which has handed over a connection
   }
   co_return std::move(w.given);

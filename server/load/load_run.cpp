@@ -1,6 +1,7 @@
 #include "server/load/load_run.hpp"
 
 #include "server/load/http_connection.hpp"
+#include "server/runtime/asio_helpers.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -192,7 +193,7 @@ asio::awaitable<void> journey(run_state* s, lane* l, steady::time_point intended
   steady::time_point due = steady::now() + std::chrono::milliseconds(s->o->poll_interval_ms);
   while (due <= s->settle_deadline) {
     timer.expires_at(due);
-    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto [ec] = co_await timer.async_wait(runtime::as_tuple_awaitable);
     static_cast<void>(ec);
     const task_view view = co_await query_one(s, l, task_id, key, request_kind::poll, due);
     if (view.status == 3 || view.status == 4) {
@@ -252,7 +253,7 @@ asio::awaitable<void> open_arrivals(run_state* s, lane* l, int lane_index, int l
     }
     if (steady::now() < intended) {  // when due already (a dense schedule), send without a timer round
       timer.expires_at(intended);
-      auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      auto [ec] = co_await timer.async_wait(runtime::as_tuple_awaitable);
       static_cast<void>(ec);
     }
     s->rec.send_lag(micros_since(intended));
@@ -296,7 +297,7 @@ asio::awaitable<void> settle_worker(run_state* s, lane* l,
     const auto [index, due] = pending->front();
     pending->pop_front();
     timer.expires_at(due);
-    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto [ec] = co_await timer.async_wait(runtime::as_tuple_awaitable);
     static_cast<void>(ec);
     const auto [task_id, key] = id_and_key(s, index);
     const task_view view = co_await query_one(s, l, task_id, key, std::nullopt, due);

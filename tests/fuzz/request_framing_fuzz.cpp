@@ -1,10 +1,10 @@
 // Fuzzes request framing as the frontend reads it: the Beast parser fed through a buffer of bounded
-// size (as server/http_server.cpp reads), and the framing rules of server/http_framing.hpp applied to
+// size (as server/api/http_server.cpp reads), and the framing rules of server/api/http_framing.hpp applied to
 // every header. Invariants: the buffer never holds more than its limit, and a header the framing rules
 // accept is framed by the parser exactly as they assume (a Transfer-Encoding always means chunked),
 // so no body can be read as a second request.
 
-#include "server/http_framing.hpp"
+#include "server/api/http_framing.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 #include <boost/beast/http/parser.hpp>

@@ -1,7 +1,7 @@
 // The database hand-off's admission: client work beyond threads + queue is refused at once, and the
 // process's own housekeeping neither counts against that limit nor is ever refused.
 
-#include "server/blocking_pool.hpp"
+#include "server/runtime/blocking_pool.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>

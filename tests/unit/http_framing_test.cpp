@@ -1,8 +1,8 @@
-// Request framing the frontend enforces beyond the Beast parser (server/http_framing.hpp), and the
+// Request framing the frontend enforces beyond the Beast parser (server/api/http_framing.hpp), and the
 // memory budget that request bodies are reserved from.
 
-#include "server/http_framing.hpp"
-#include "server/memory_budget.hpp"
+#include "server/api/http_framing.hpp"
+#include "server/api/memory_budget.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,7 +1,7 @@
 // The Prometheus text exposition: exact output for counters, histograms and gauges, label escaping,
 // and counts that add up under concurrent updates.
 
-#include "server/metrics.hpp"
+#include "server/runtime/metrics.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,0 +1,314 @@
+#include "server/api/api_handlers.hpp"
+
+#include "core/create_request.hpp"
+#include "core/ids.hpp"
+#include "core/media_url.hpp"
+#include "server/api/api_response.hpp"
+#include "server/api/media_handler.hpp"
+#include "storage/tasks.hpp"
+
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/json.hpp>
+
+#include <array>
+
+namespace gesso::server {
+namespace json = boost::json;
+using boost::asio::awaitable;
+
+namespace {
+
+constexpr std::string_view create_path = "/api/v1/tasks/create";
+constexpr std::string_view task_prefix = "/api/v1/tasks/";
+
+// The API key from "Authorization: Bearer sk-…", checked for shape only (no database).
+outcome<std::string> bearer_key(const request& req) {
+  const auto header = req.find(http::field::authorization);
+  if (header == req.end()) {
+    return fail(errc::unauthorized, "missing Authorization header; send \"Authorization: Bearer sk-...\"");
+  }
+  const std::string_view value = header->value();
+  constexpr std::string_view scheme = "bearer ";
+  if (value.size() < scheme.size() || !boost::algorithm::iequals(value.substr(0, scheme.size()), scheme)) {
+    return fail(errc::unauthorized, "the Authorization header must use the Bearer scheme: \"Bearer sk-...\"");
+  }
+  std::string_view key = value.substr(scheme.size());
+  while (!key.empty() && key.front() == ' ') {
+    key.remove_prefix(1);
+  }
+  while (!key.empty() && key.back() == ' ') {
+    key.remove_suffix(1);
+  }
+  if (!is_api_key_shaped(key)) {
+    return fail(errc::unauthorized,
+                "malformed API key: keys start with \"sk-\" followed by letters and digits");
+  }
+  return std::string(key);
+}
+
+bool is_json_content(const request& req) {
+  const auto header = req.find(http::field::content_type);
+  if (header == req.end()) {
+    return false;
+  }
+  std::string_view type = header->value();
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') {
+    type.remove_suffix(1);
+  }
+  return boost::algorithm::iequals(type, "application/json");
+}
+
+// An absolute, signed URL for a stored output. The expiry is rounded up to the hour so that polls
+// within the hour see the same URL (caches and clients can tell it has not changed).
+json::value media_url(const media_links& links, const std::optional<std::string>& object) {
+  if (!object) {
+    return nullptr;
+  }
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const std::int64_t expires = (now + links.ttl.count() + 3599) / 3600 * 3600;
+  return json::value(links.public_url + sign_media_path(links.signing_key, *object, expires));
+}
+
+json::value task_json(const task_record& t, const media_links& links) {
+  return json::object{
+      {"task_id", t.id},
+      {"task_status", static_cast<int>(t.status)},
+      {"task_type", to_string(t.type)},
+      {"model_id", t.model_id},
+      {"image_url", media_url(links, t.image_object)},
+      {"video_url", media_url(links, t.video_object)},
+      {"audio_url", media_url(links, t.audio_object)},
+      {"credits", t.credits},
+      {"created_at", t.created_at},
+  };
+}
+
+awaitable<response> create_task(api_context* ctx, exchange* ex) {
+  const request& req = ex->req;
+  const std::string& request_id = ex->request_id;
+  auto key = bearer_key(req);
+  if (!key) {
+    co_return problem_response(key.error(), request_id);
+  }
+  if (!is_json_content(req)) {
+    co_return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
+                               request_id);
+  }
+  auto parsed = parse_create_request(req.body(), *ctx->models, *ctx->fetching);
+  if (!parsed) {
+    co_return problem_response(parsed.error(), request_id);
+  }
+  const std::string key_hash = hash_api_key(*key);
+  const std::string task_id = new_task_id();
+  storage::connection_pool* database = ctx->database;
+  const create_request& create = *parsed;
+  auto work = [database, &key_hash, &create, &task_id, &request_id] {
+    return storage::create_task(*database, key_hash, create, task_id, request_id);
+  };
+  const outcome<storage::created_task> created = co_await ctx->db->run(std::move(work));
+  if (!created) {
+    co_return problem_response(created.error(), request_id);
+  }
+  ctx->created->poke();
+  if (ctx->metrics != nullptr) {
+    ctx->metrics->tasks_created.add({create.model->id});
+    ctx->metrics->credits_charged.add({create.model->id}, static_cast<std::uint64_t>(created->credits));
+  }
+  co_return success_response(
+      create_success_message,
+      json::object{{"task_id", created->id}, {"request_id", request_id}, {"credits", created->credits}},
+      request_id);
+}
+
+awaitable<response> query_task(api_context* ctx, exchange* ex, std::string_view task_id) {
+  const request& req = ex->req;
+  const std::string& request_id = ex->request_id;
+  auto key = bearer_key(req);
+  if (!key) {
+    co_return problem_response(key.error(), request_id);
+  }
+  const std::string key_hash = hash_api_key(*key);
+  storage::connection_pool* database = ctx->database;
+  if (!is_task_id(task_id)) {
+    // Not an id we could have issued: authenticate, then answer exactly as for an unknown id.
+    auto work = [database, &key_hash] { return storage::authenticate(*database, key_hash); };
+    const outcome<std::int64_t> account = co_await ctx->db->run(std::move(work));
+    co_return account ? problem_response({errc::not_found, "task not found"}, request_id)
+                      : problem_response(account.error(), request_id);
+  }
+  auto work = [database, &key_hash, task_id] { return storage::find_task(*database, key_hash, task_id); };
+  const outcome<task_record> task = co_await ctx->db->run(std::move(work));
+  if (!task) {
+    co_return problem_response(task.error(), request_id);
+  }
+  co_return success_response("ok", task_json(*task, *ctx->links), request_id);
+}
+
+// Ready: not draining, and the database answers. A load balancer or Kubernetes stops sending traffic
+// when it fails; /healthz (liveness) never looks at the database, so an outage restarts nothing.
+awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
+  if (ctx->draining != nullptr && ctx->draining->load()) {
+    co_return json_response(http::status::service_unavailable, json::object{{"status", "draining"}},
+                            request_id);
+  }
+  storage::connection_pool* database = ctx->database;
+  auto work = [database] {
+    try {
+      database->ping();
+      return true;
+    } catch (const storage::unavailable&) {
+      return false;
+    }
+  };
+  bool reachable = false;
+  try {
+    reachable = co_await ctx->db->run(std::move(work));
+  } catch (const overloaded&) {
+    co_return json_response(http::status::service_unavailable, json::object{{"status", "overloaded"}},
+                            request_id);
+  }
+  if (!reachable) {
+    co_return json_response(http::status::service_unavailable,
+                            json::object{{"status", "database unavailable"}}, request_id);
+  }
+  co_return json_response(http::status::ok, json::object{{"status", "ready"}}, request_id);
+}
+
+// The routing table: which paths exist, which methods each accepts (405 + Allow from here), and the
+// metrics label of each.
+enum class endpoint { create, query, media, readyz, healthz };
+
+struct route_entry {
+  endpoint id;
+  std::string_view label;
+  std::array<http::verb, 2> methods;
+  std::string_view allow;
+};
+
+constexpr std::array<route_entry, 5> routes{{
+    {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
+    {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
+    {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
+    {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
+    {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
+}};
+
+struct matched_route {
+  const route_entry* entry = nullptr;
+  std::string_view path;   ///< the target without its query
+  std::string_view param;  ///< the task id or media object
+};
+
+const route_entry& entry_of(endpoint id) {
+  return routes[static_cast<std::size_t>(id)];
+}
+
+matched_route match_route(std::string_view target) {
+  matched_route m;
+  m.path = target.substr(0, target.find('?'));
+  if (m.path == create_path) {
+    m.entry = &entry_of(endpoint::create);
+  } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size() &&
+             m.path.find('/', task_prefix.size()) == std::string_view::npos) {
+    m.entry = &entry_of(endpoint::query);
+    m.param = m.path.substr(task_prefix.size());
+  } else if (m.path.starts_with("/media/")) {
+    m.entry = &entry_of(endpoint::media);
+    m.param = m.path.substr(7);
+  } else if (m.path == "/readyz") {
+    m.entry = &entry_of(endpoint::readyz);
+  } else if (m.path == "/healthz") {
+    m.entry = &entry_of(endpoint::healthz);
+  }
+  return m;
+}
+
+// The answer for a path no route matches, or a method the route does not accept; nothing when both fit.
+std::optional<response> route_refusal(const matched_route& m, http::verb method, exchange* ex) {
+  if (m.entry == nullptr) {
+    return problem_response({errc::not_found,
+                             "no such endpoint; the API is POST /api/v1/tasks/create and "
+                             "GET /api/v1/tasks/{task_id}"},
+                            ex->request_id);
+  }
+  ex->route = m.entry->label;
+  if (method != m.entry->methods[0] && method != m.entry->methods[1]) {
+    response res = problem_response({errc::method_not_allowed, "method not allowed; this endpoint accepts " +
+                                                                   std::string(m.entry->allow)},
+                                    ex->request_id);
+    res.set(http::field::allow, m.entry->allow);
+    return res;
+  }
+  return std::nullopt;
+}
+
+awaitable<response> route(api_context* ctx, exchange* ex) {
+  const request& req = ex->req;
+  const std::string& request_id = ex->request_id;
+  const matched_route m = match_route(req.target());
+  if (auto refused = route_refusal(m, req.method(), ex)) {
+    co_return std::move(*refused);
+  }
+  switch (m.entry->id) {
+    case endpoint::create:
+      co_return co_await create_task(ctx, ex);
+    case endpoint::query:
+      co_return co_await query_task(ctx, ex, m.param);
+    case endpoint::media: {
+      const std::string_view target = req.target();
+      const std::string_view query = target.size() > m.path.size() ? target.substr(m.path.size() + 1) : "";
+      co_return co_await serve_media(ctx, ex, m.param, query);
+    }
+    case endpoint::readyz:
+      co_return co_await readiness(ctx, request_id);
+    case endpoint::healthz:
+      co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);
+  }
+  co_return problem_response({errc::not_found, "no such endpoint"}, request_id);  // not reached
+}
+
+}  // namespace
+
+api_metrics::api_metrics()
+    : requests(registry.counter("gesso_http_requests_total", "HTTP requests answered, by route and status.",
+                                {"route", "status"})),
+      durations(
+          registry.histogram("gesso_http_request_duration_seconds",
+                             "Time from a request's first byte to its response being written, by route.",
+                             {"route"}, metrics::latency_bounds())),
+      tasks_created(
+          registry.counter("gesso_tasks_created_total", "Tasks accepted by create, by model.", {"model"})),
+      credits_charged(registry.counter("gesso_credits_charged_total", "Credits charged at create, by model.",
+                                       {"model"})) {}
+
+std::optional<response> refuse_before_body(api_context*, const request& header, exchange* ex) {
+  const matched_route m = match_route(header.target());
+  if (auto refused = route_refusal(m, header.method(), ex)) {
+    return refused;
+  }
+  if (m.entry->id == endpoint::create) {
+    if (auto key = bearer_key(header); !key) {
+      return problem_response(key.error(), ex->request_id);
+    }
+    if (!is_json_content(header)) {
+      return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
+                              ex->request_id);
+    }
+  }
+  return std::nullopt;
+}
+
+awaitable<response> handle_request(api_context* ctx, exchange* ex) {
+  std::exception_ptr failure;
+  try {
+    co_return co_await route(ctx, ex);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_return exception_response(failure, ex->request_id);
+}
+
+}  // namespace gesso::server

@@ -1,0 +1,92 @@
+#pragma once
+// The API's routes: translate HTTP into core and storage calls and back, nothing else.
+
+#include "core/catalog.hpp"
+#include "core/network_policy.hpp"
+#include "server/api/http_types.hpp"
+#include "server/api/task_signal.hpp"
+#include "server/media/media_store.hpp"
+#include "server/runtime/blocking_pool.hpp"
+#include "server/runtime/metrics.hpp"
+#include "storage/connection_pool.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace gesso::server {
+
+/// How result URLs are made: absolute, on the public base URL, signed and expiring.
+struct media_links {
+  std::string public_url;  ///< filled with the bound address at start-up when not configured
+  std::string signing_key;
+  std::chrono::seconds ttl{86400};
+};
+
+/// The API server's metric families (docs/operations.md#metrics); the frontend creates them.
+struct api_metrics {
+  metrics::registry registry;
+  metrics::counter_family& requests;
+  metrics::histogram_family& durations;
+  metrics::counter_family& tasks_created;
+  metrics::counter_family& credits_charged;
+  api_metrics();
+};
+
+/// What the handlers need; owned by main() and alive for the whole run.
+struct api_context {
+  const catalog* models = nullptr;
+  storage::connection_pool* database = nullptr;
+  blocking_pool* db = nullptr;
+  media_links* links = nullptr;
+  const media::media_store* media = nullptr;
+  task_signal* created = nullptr;          ///< wakes workers after creates
+  const fetch_policy* fetching = nullptr;  ///< what workers may fetch: image URLs they would refuse are 400
+  const std::atomic<bool>* draining = nullptr;  ///< set by the frontend when a drain begins: /readyz fails
+  api_metrics* metrics = nullptr;               ///< set by the frontend
+};
+
+/// A response body sent from an open file (media downloads): `length` bytes from `offset`, read in
+/// pieces of at most file_piece_bytes while they are written, so a download never holds the file.
+class file_body {
+ public:
+  file_body(int fd, std::uint64_t from, std::uint64_t bytes) : fd_(fd), offset(from), length(bytes) {}
+  file_body(file_body&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), offset(other.offset), length(other.length) {}
+  file_body& operator=(file_body&&) = delete;
+  ~file_body();
+  /// Up to `n` bytes at `at`; 0 when nothing could be read (the file shrank or an I/O error).
+  std::size_t read(char* into, std::size_t n, std::uint64_t at) const;
+
+ private:
+  int fd_;
+
+ public:
+  std::uint64_t offset;
+  std::uint64_t length;
+};
+
+inline constexpr std::size_t file_piece_bytes = 64 * 1024;
+
+/// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles
+/// class-type temporaries that live across a co_await (GCC PR 100611).
+struct exchange {
+  request req;
+  std::string request_id;
+  std::string_view route = "other";  ///< set by the router: the metrics label of the endpoint
+  std::optional<file_body> file;     ///< set by a handler whose body is a file: sent after the header
+};
+
+/// The refusal a request gets before its body is read (unknown route, wrong method, a create with a
+/// malformed key or a non-JSON Content-Type), or nothing; the frontend sends 100 Continue only after it.
+std::optional<response> refuse_before_body(api_context* ctx, const request& header, exchange* ex);
+
+/// Answers one request. Never throws: every failure becomes a response (api_response.hpp).
+boost::asio::awaitable<response> handle_request(api_context* ctx, exchange* ex);
+
+}  // namespace gesso::server

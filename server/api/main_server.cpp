@@ -1,0 +1,61 @@
+// gesso-server: the HTTP API. Stateless; run as many as the load needs behind a load balancer.
+
+#include "core/ids.hpp"
+#include "server/api/http_server.hpp"
+#include "server/runtime/log.hpp"
+#include "server/runtime/process_setup.hpp"
+
+#include <iostream>
+#include <thread>
+
+int main() {
+  using namespace gesso;
+  const config cfg = server::load_config_or_exit("gesso-server");
+  log::set_level(cfg.log_level);
+  const catalog models = server::load_catalog_or_exit("gesso-server", cfg);
+  storage::connection_pool database(server::pool_settings_or_exit("gesso-server", cfg));
+  server::blocking_pool db(static_cast<std::size_t>(cfg.db_pool_size),
+                           static_cast<std::size_t>(cfg.db_queue_limit));
+
+  server::http_settings http;
+  http.host = cfg.listen_host;
+  http.port = cfg.listen_port;
+  http.io_threads = cfg.io_threads > 0 ? cfg.io_threads
+                                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  http.idle_timeout = cfg.idle_timeout;
+  http.read_timeout = cfg.read_timeout;
+  http.write_timeout = cfg.write_timeout;
+  http.max_body_bytes = cfg.max_body_bytes;
+  http.max_header_bytes = cfg.max_header_bytes;
+  http.body_memory_bytes = cfg.body_memory_bytes;
+  if (cfg.admin_listen_port) {
+    http.admin_host = cfg.admin_listen_host;
+    http.admin_port = *cfg.admin_listen_port;
+  }
+  http.max_connections =
+      server::connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
+  http.notify_window = cfg.notify_window;
+  http.drain_grace = cfg.drain_grace;
+
+  server::media_links links{cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
+  if (links.signing_key.empty()) {
+    links.signing_key = new_api_key();  // 256 random bits
+    log::write(
+        log::level::warn, "random_media_signing_key",
+        {{"reason", "GESSO_MEDIA_SIGNING_KEY is not set: media links work only on this server process"}});
+  }
+
+  try {
+    const media::media_store media(cfg.media_dir);
+    const fetch_policy fetching{cfg.fetch_allowed_networks};
+    server::http_server frontend(
+        http, server::api_context{&models, &database, &db, &links, &media, nullptr, &fetching});
+    frontend.run();
+  } catch (const std::exception& e) {
+    std::cerr << "gesso-server: " << e.what() << std::endl;
+    db.join();
+    return 1;
+  }
+  db.join();
+  return 0;
+}

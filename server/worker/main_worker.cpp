@@ -1,0 +1,84 @@
+// gesso-worker: runs tasks. Stateless; run as many as the queue needs, on any nodes sharing the
+// database and the media directory.
+
+#include "server/runtime/health_server.hpp"
+#include "server/runtime/log.hpp"
+#include "server/runtime/metrics.hpp"
+#include "server/runtime/process_setup.hpp"
+#include "server/worker/worker.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+int main() {
+  using namespace gesso;
+  std::signal(SIGPIPE, SIG_IGN);  // an encoder that dies must not take the worker with it
+  const config cfg = server::load_config_or_exit("gesso-worker");
+  log::set_level(cfg.log_level);
+  const catalog models = server::load_catalog_or_exit("gesso-worker", cfg);
+  storage::pool_settings database = server::pool_settings_or_exit("gesso-worker", cfg);
+
+  server::worker_settings settings;
+  settings.id = cfg.worker_id;
+  if (settings.id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    settings.id = std::string(host) + "-" + std::to_string(getpid());
+  }
+  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  settings.concurrency = cfg.worker_concurrency;
+  settings.render_threads = cfg.worker_render_threads > 0 ? cfg.worker_render_threads : cores;
+  settings.lease = cfg.worker_lease;
+  settings.poll = cfg.worker_poll;
+  settings.rescue_interval = cfg.worker_rescue_interval;
+  settings.media_retention = cfg.media_retention;
+
+  try {
+    media::media_store media(cfg.media_dir);
+    const engines::engine_environment environment{cfg.ffmpeg, fetch_policy{cfg.fetch_allowed_networks}};
+    server::worker w(settings, models, environment, database, media);
+    // Probes: alive while the claim loop turns (it waits at most a poll interval, plus a slow
+    // database call); ready while not draining and the database answered the last claim.
+    const auto stalled_after = std::max<std::chrono::milliseconds>(
+        std::chrono::seconds(30), 3 * cfg.worker_poll + cfg.db_connect_timeout + cfg.db_statement_timeout);
+    std::optional<server::health_server> probes;
+    std::string probe_note;
+    if (cfg.worker_listen_port) {
+      probes.emplace(
+          cfg.worker_listen_host, *cfg.worker_listen_port, [&w, stalled_after](std::string_view path) {
+            const auto h = w.status();
+            if (path == "/healthz") {
+              return h.since_last_loop < stalled_after ? server::probe_answer{200, R"({"status":"ok"})"}
+                                                       : server::probe_answer{503, R"({"status":"stalled"})"};
+            }
+            if (path == "/readyz") {
+              if (h.stopping) {
+                return server::probe_answer{503, R"({"status":"draining"})"};
+              }
+              return h.database_ok ? server::probe_answer{200, R"({"status":"ready"})"}
+                                   : server::probe_answer{503, R"({"status":"database unavailable"})"};
+            }
+            if (path == "/metrics") {
+              return server::probe_answer{200, w.metrics_text(), std::string(server::metrics::content_type)};
+            }
+            return server::probe_answer{404,
+                                        R"({"status":"no such endpoint: /healthz, /readyz and /metrics"})"};
+          });
+      probe_note =
+          " (probes on http://" + cfg.worker_listen_host + ":" + std::to_string(probes->port()) + ")";
+    }
+    std::cout << "gesso-worker " << settings.id << " running" << probe_note << std::endl;
+    w.run();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gesso-worker: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gesso-worker: " << e.what() << std::endl;
+    return 1;
+  }
+  return 0;
+}
