@@ -31,10 +31,10 @@ struct model_spec {
 /// An immutable set of models, looked up by id.
 class catalog {
  public:
-  /// The five models of the API specification with Gesso's documented defaults (docs/models.md).
+  /// The five models of the API specification with Gesso's documented defaults (docs/configuration.md).
   static catalog builtin();
 
-  /// Parses a catalog file (docs/models.md); the error names the offending model and field.
+  /// Parses a catalog file (docs/configuration.md); the error names the offending model and field.
   static checked<catalog> parse(std::string_view json_text);
 
   /// The model with this id, or nullptr.

@@ -8,7 +8,7 @@
 
 namespace gesso {
 
-/// The API's task_status values (API-SPEC §3).
+/// The API's task_status values (docs/api.md).
 enum class task_status : int { queued = 1, running = 2, succeeded = 3, failed = 4 };
 
 /// Whether a status is final (3 or 4): polling stops there.
@@ -16,7 +16,7 @@ constexpr bool is_final(task_status s) {
   return s == task_status::succeeded || s == task_status::failed;
 }
 
-/// The kind of output a model produces (API-SPEC §2: task_type).
+/// The kind of output a model produces (docs/api.md: task_type).
 enum class task_type { image, video };
 
 /// The wire name of a task type: "image" or "video".

@@ -1,7 +1,7 @@
 #pragma once
 // Waking idle workers when tasks are created, without a NOTIFY inside each create transaction
-// (that serialises commits: DESIGN.md). Servers send one coalesced NOTIFY per short window;
-// workers LISTEN on a dedicated connection and also poll, so a lost wake-up only delays.
+// (that serialises commits: docs/architecture.md, "Wake-up"). Servers send one coalesced NOTIFY per short
+// window; workers LISTEN on a dedicated connection and also poll, so a lost wake-up only delays.
 
 #include "storage/connection_pool.hpp"
 

@@ -112,7 +112,7 @@ awaitable<response> create_task(api_context* ctx, exchange* ex) {
   if (!created) {
     co_return problem_response(created.error(), request_id);
   }
-  ctx->created->poke();
+  ctx->wake_workers->poke();
   if (ctx->metrics != nullptr) {
     ctx->metrics->tasks_created.add({create.model->id});
     ctx->metrics->credits_charged.add({create.model->id}, static_cast<std::uint64_t>(created->credits));
@@ -150,7 +150,7 @@ awaitable<response> query_task(api_context* ctx, exchange* ex, std::string_view 
 // Ready: not draining, and the database answers. A load balancer or Kubernetes stops sending traffic
 // when it fails; /healthz (liveness) never looks at the database, so an outage restarts nothing.
 awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
-  if (ctx->draining != nullptr && ctx->draining->load()) {
+  if (ctx->drain_started != nullptr && ctx->drain_started->load()) {
     co_return json_response(http::status::service_unavailable, json::object{{"status", "draining"}},
                             request_id);
   }

@@ -45,10 +45,11 @@ struct api_context {
   blocking_pool* db = nullptr;
   media_links* links = nullptr;
   const media::media_store* media = nullptr;
-  task_signal* created = nullptr;          ///< wakes workers after creates
+  task_signal* wake_workers = nullptr;     ///< pokes workers after creates (one NOTIFY per window)
   const fetch_policy* fetching = nullptr;  ///< what workers may fetch: image URLs they would refuse are 400
-  const std::atomic<bool>* draining = nullptr;  ///< set by the frontend when a drain begins: /readyz fails
-  api_metrics* metrics = nullptr;               ///< set by the frontend
+  const std::atomic<bool>* drain_started =
+      nullptr;                     ///< set by the frontend when a drain begins: /readyz fails
+  api_metrics* metrics = nullptr;  ///< set by the frontend
 };
 
 /// A response body sent from an open file (media downloads): `length` bytes from `offset`, read in

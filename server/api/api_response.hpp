@@ -1,6 +1,6 @@
 #pragma once
 // The single translation point from outcomes and exceptions to HTTP statuses and the
-// {"code","msg","data"} envelope of API-SPEC §7 (DESIGN.md: failure table).
+// {"code","msg","data"} envelope (docs/api.md#envelope).
 
 #include "core/error.hpp"
 #include "server/api/http_types.hpp"

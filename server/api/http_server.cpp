@@ -62,13 +62,13 @@ struct http_server::impl {
   // Signals and the drain's grace timer share one strand: their handlers never run concurrently.
   asio::strand<asio::io_context::executor_type> control{asio::make_strand(ioc)};
   asio::signal_set signals{control, SIGTERM, SIGINT};
-  std::optional<task_signal> created;
+  std::optional<task_signal> wake_workers;
   api_metrics metrics;
   memory_budget bodies;  ///< request bodies held at once, all connections together
   request_reading reading{&settings, &bodies, &api};  ///< what reading a request needs
   std::optional<health_server> admin;                 ///< GESSO_ADMIN_LISTEN: /metrics
-  std::atomic<bool> not_ready{false};  ///< the drain began: /readyz fails, responses close connections
-  std::atomic<bool> draining{false};   ///< the grace is over: no longer accepting
+  std::atomic<bool> drain_started{false};  ///< the drain began: /readyz fails, responses close connections
+  std::atomic<bool> accepting_stopped{false};  ///< the grace is over: no longer accepting
   std::optional<asio::steady_timer> grace_timer;
   std::mutex registry_mutex;
   std::unordered_map<std::uint64_t, std::weak_ptr<connection>> registry;
@@ -119,7 +119,7 @@ struct http_server::impl {
 
   // First signal: fail readiness for the grace period, then stop. A second signal stops at once.
   void on_signal(int signal) {
-    if (not_ready.exchange(true)) {
+    if (drain_started.exchange(true)) {
       grace_timer->cancel();
       return;
     }
@@ -137,7 +137,7 @@ struct http_server::impl {
   }
 
   void begin_drain(int signal) {
-    if (draining.exchange(true)) {
+    if (accepting_stopped.exchange(true)) {
       return;
     }
     log::write(log::level::info, "draining", {{"signal", signal}});
@@ -163,7 +163,7 @@ namespace {
 
 asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c, std::uint64_t id) {
   beast::flat_buffer buffer(read_buffer_limit(s->settings));
-  while (!s->draining) {
+  while (!s->accepting_stopped) {
     c->idle = true;
     if (buffer.size() == 0) {
       c->stream.expires_after(s->settings.idle_timeout);
@@ -192,7 +192,7 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
       res = co_await handle_request(&s->api, &ex);
     }
     // Decided after handling: a drain that began meanwhile closes the connection after this response.
-    const bool keep_alive = !refused && ex.req.keep_alive() && !s->not_ready;
+    const bool keep_alive = !refused && ex.req.keep_alive() && !s->drain_started;
     res.version(refused ? 11 : ex.req.version());
     res.keep_alive(keep_alive);
     const bool head = !refused && ex.req.method() == http::verb::head;
@@ -272,9 +272,10 @@ tcp::endpoint resolve_listen_address(asio::io_context& ioc, const std::string& h
 http_server::http_server(http_settings settings, api_context api)
     : impl_(std::make_unique<impl>(std::move(settings))) {
   impl_->api = api;
-  impl_->created.emplace(impl_->ioc.get_executor(), *api.db, *api.database, impl_->settings.notify_window);
-  impl_->api.created = &*impl_->created;
-  impl_->api.draining = &impl_->not_ready;
+  impl_->wake_workers.emplace(impl_->ioc.get_executor(), *api.db, *api.database,
+                              impl_->settings.notify_window);
+  impl_->api.wake_workers = &*impl_->wake_workers;
+  impl_->api.drain_started = &impl_->drain_started;
   impl_->api.metrics = &impl_->metrics;
   impl* s = impl_.get();
   s->metrics.registry.gauge("gesso_http_connections", "Open client connections.", [s] {

@@ -38,7 +38,7 @@ struct http_settings {
 
 class http_server {
  public:
-  /// Serves `api`; the server provides api.created (the worker wake-up signal) itself.
+  /// Serves `api`; the server provides api.wake_workers (the worker wake-up signal) itself.
   http_server(http_settings settings, api_context api);
   ~http_server();
   http_server(const http_server&) = delete;

@@ -55,12 +55,12 @@ double builtin_engine::chance() {
 engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
   engine_outcome out;
   if (settings_.failure_rate > 0 && chance() < settings_.failure_rate) {
-    out.status = engine_outcome::kind::failed;
+    out.result = engine_outcome::kind::failed;
     out.error = "the builtin engine failed this task (simulated failure)";
     return out;
   }
   if (settings_.retry_rate > 0 && chance() < settings_.retry_rate) {
-    out.status = engine_outcome::kind::retry;
+    out.result = engine_outcome::kind::retry;
     out.error = "the builtin engine was briefly unavailable (simulated transient failure)";
     out.delay = std::chrono::milliseconds(200);
     return out;
@@ -76,7 +76,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
   for (std::size_t i = 0; i < job.image_urls.size(); ++i) {
     const std::string where = "image_urls[" + std::to_string(i) + "]";
     if (bytes_left == 0) {
-      out.status = engine_outcome::kind::failed;
+      out.result = engine_outcome::kind::failed;
       out.error = where + " was not fetched: the task's input images passed " +
                   std::to_string(input_limits::bytes_per_task) + " bytes in all";
       return out;
@@ -85,7 +85,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     fetching.max_bytes = std::min(fetching.max_bytes, bytes_left);
     auto bytes = fetch_input(job.image_urls[i], fetching);
     if (!bytes) {
-      out.status = engine_outcome::kind::failed;
+      out.result = engine_outcome::kind::failed;
       out.error = where + " could not be fetched: " + bytes.error().reason;
       return out;
     }
@@ -93,7 +93,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     auto decoded =
         decode_image(*bytes, {.cover_width = width, .cover_height = height, .pixels_left = &pixels_left});
     if (!decoded) {
-      out.status = engine_outcome::kind::failed;
+      out.result = engine_outcome::kind::failed;
       out.error = where + " is not a usable image: " + decoded.error().reason;
       return out;
     }
@@ -121,7 +121,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     media.adopt(*out.video, request.video);
     media.adopt(*out.audio, request.audio);
   }
-  out.status = engine_outcome::kind::succeeded;
+  out.result = engine_outcome::kind::succeeded;
   return out;
 }
 

@@ -37,11 +37,11 @@ struct engine_job {
 /// How an attempt ended.
 struct engine_outcome {
   enum class kind {
-    succeeded,  ///< outputs stored: finalize as status 3
-    failed,     ///< permanent: finalize as status 4 and refund
-    retry,      ///< transient: try again after `delay` (counts as an attempt)
-    waiting,    ///< submitted to a provider: poll again after `delay`, holding no worker slot
-  } status = kind::failed;
+    succeeded,              ///< outputs stored: finalize as status 3
+    failed,                 ///< permanent: finalize as status 4 and refund
+    retry,                  ///< transient: try again after `delay` (counts as an attempt)
+    waiting,                ///< submitted to a provider: poll again after `delay`, holding no worker slot
+  } result = kind::failed;  ///< how the attempt ended (not a task status)
   std::optional<std::string> image;  ///< media object keys of the outputs
   std::optional<std::string> video;
   std::optional<std::string> audio;

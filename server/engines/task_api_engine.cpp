@@ -200,29 +200,29 @@ engine_outcome task_api_engine::submit(const engine_job& job) {
   const auto answer =
       http_request(call, 1024 * 1024, std::chrono::milliseconds(settings_.request_timeout_ms), policy_);
   if (!answer) {
-    out.status = engine_outcome::kind::retry;
+    out.result = engine_outcome::kind::retry;
     out.error = "the upstream did not answer: " + answer.error().reason;
     return out;
   }
   const auto created = read_create_answer(answer->status, answer->body);
   switch (created.outcome) {
     case upstream_created::kind::accepted:
-      out.status = engine_outcome::kind::waiting;
+      out.result = engine_outcome::kind::waiting;
       out.provider_job = created.task_id;
       out.delay = std::chrono::milliseconds(settings_.poll_interval_ms);
       return out;
     case upstream_created::kind::refused:
-      out.status = engine_outcome::kind::failed;
+      out.result = engine_outcome::kind::failed;
       out.error = "the upstream refused the task: " + created.message;
       return out;
     case upstream_created::kind::unauthorized:
-      out.status = engine_outcome::kind::failed;
+      out.result = engine_outcome::kind::failed;
       out.error = "the upstream rejected Gesso's API key";
       return out;
     case upstream_created::kind::unavailable:
       break;
   }
-  out.status = engine_outcome::kind::retry;
+  out.result = engine_outcome::kind::retry;
   out.error = "the upstream is unavailable (" + created.message + ")";
   return out;
 }
@@ -230,7 +230,7 @@ engine_outcome task_api_engine::submit(const engine_job& job) {
 engine_outcome task_api_engine::poll(const engine_job& job, media_store& media) {
   engine_outcome out;
   // Unless the task ends here, keep the provider's job so the next claim polls it again.
-  out.status = engine_outcome::kind::waiting;
+  out.result = engine_outcome::kind::waiting;
   out.provider_job = job.provider_job;
   out.delay = std::chrono::milliseconds(settings_.poll_interval_ms);
   const http_call call{.method = "GET",
@@ -247,7 +247,7 @@ engine_outcome task_api_engine::poll(const engine_job& job, media_store& media) 
     return out;
   }
   out.provider_job.reset();
-  out.status = engine_outcome::kind::failed;
+  out.result = engine_outcome::kind::failed;
   if (task.outcome == upstream_task::kind::not_found) {
     out.error = "the upstream no longer knows the task";
     return out;
@@ -271,7 +271,7 @@ engine_outcome task_api_engine::poll(const engine_job& job, media_store& media) 
     }
     auto bytes = fetch_input(*url, limits);
     if (!bytes) {
-      out.status = engine_outcome::kind::retry;
+      out.result = engine_outcome::kind::retry;
       out.provider_job = job.provider_job;
       out.error = "could not copy the upstream's " + std::string(what) + ": " + bytes.error().reason;
       return false;
@@ -301,7 +301,7 @@ engine_outcome task_api_engine::poll(const engine_job& job, media_store& media) 
       return out;
     }
   }
-  out.status = engine_outcome::kind::succeeded;
+  out.result = engine_outcome::kind::succeeded;
   return out;
 }
 

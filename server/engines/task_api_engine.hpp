@@ -1,7 +1,8 @@
 #pragma once
-// The task-api engine: forwards a task to an upstream that speaks API-SPEC.md (another Gesso, or the
-// original service), polls it without holding a worker slot, and copies its outputs into the media store.
-// A worker that crashes after submitting resumes polling the same upstream task on the next claim.
+// The task-api engine: forwards a task to an upstream that speaks Gesso's task API (docs/api.md: another
+// Gesso, or the original service), polls it without holding a worker slot, and copies its outputs into the
+// media store. A worker that crashes after submitting resumes polling the same upstream task on the next
+// claim.
 
 #include "server/engines/engine.hpp"
 

@@ -130,13 +130,13 @@ awaitable<void> heartbeat(worker::impl* w, std::shared_ptr<storage::claimed_task
 awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task> task,
                          std::shared_ptr<engines::engine_outcome> outcome) {
   using kind = engines::engine_outcome::kind;
-  if (outcome->status == kind::retry && task->attempt >= task->max_attempts) {
-    outcome->status = kind::failed;
+  if (outcome->result == kind::retry && task->attempt >= task->max_attempts) {
+    outcome->result = kind::failed;
     outcome->error =
         "the task failed after " + std::to_string(task->attempt) + " attempts: " + outcome->error;
   }
   auto apply = [w, task = task.get(), outcome = outcome.get()]() -> bool {
-    switch (outcome->status) {
+    switch (outcome->result) {
       case kind::succeeded:  // never here: successes go through success_batch below
         break;
       case kind::failed:
@@ -155,7 +155,7 @@ awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task>
     bool applied = false;
     bool unavailable = false;
     try {
-      if (outcome->status == kind::succeeded) {
+      if (outcome->result == kind::succeeded) {
         // Successes share statements and commits with the others finishing meanwhile (success_batch).
         storage::success_record record{
             task->id,
@@ -172,15 +172,15 @@ awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task>
     if (!unavailable) {
       if (applied) {
         static constexpr std::string_view names[] = {"succeeded", "failed", "retry", "waiting"};
-        w->finished.add({task->model_id, names[static_cast<int>(outcome->status)]});
-        if (outcome->status == kind::failed) {
+        w->finished.add({task->model_id, names[static_cast<int>(outcome->result)]});
+        if (outcome->result == kind::failed) {
           w->refunded.add({task->model_id});
         }
       }
       log::write(applied ? log::level::info : log::level::warn,
                  applied ? "task_finalized" : "finalize_lost_lease",
                  {{"task_id", task->id},
-                  {"outcome", static_cast<int>(outcome->status)},
+                  {"outcome", static_cast<int>(outcome->result)},
                   {"attempt", task->attempt}});
       co_return;
     }
@@ -193,7 +193,7 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
   const model_spec* model = w->models->find(task->model_id);
   const auto engine_it = w->engines.find(task->model_id);
   if (model == nullptr || engine_it == w->engines.end()) {
-    outcome->status = engines::engine_outcome::kind::failed;
+    outcome->result = engines::engine_outcome::kind::failed;
     outcome->error = "model " + task->model_id + " is no longer offered";
   } else {
     auto state = std::make_shared<heartbeat_state>(w->ioc);
@@ -236,7 +236,7 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
       *outcome = co_await w->render.run(std::move(render));
     } catch (const std::exception& e) {
       log::write(log::level::error, "engine_error", {{"task_id", task->id}, {"reason", e.what()}});
-      outcome->status = engines::engine_outcome::kind::retry;
+      outcome->result = engines::engine_outcome::kind::retry;
       outcome->error = "the engine hit an internal error";
     }
     w->engine_seconds.observe(

@@ -1,4 +1,4 @@
-// gesso-chaos: DESIGN.md's invariants under faults (docs/reliability.md).
+// gesso-chaos: the service's invariants under faults (docs/reliability.md).
 //
 // Starts deploy/local/cluster.sh (3 servers behind HAProxy, 3 workers, PostgreSQL), drives a steady load
 // of creates and polls from many accounts through HAProxy — builtin models with realistic latency, some

@@ -1,4 +1,4 @@
-// The create and query endpoints exactly as API-SPEC.md and DESIGN.md describe them, for every model.
+// The create and query endpoints exactly as docs/api.md describes them, for every model.
 
 #include "core/catalog.hpp"
 #include "core/ids.hpp"

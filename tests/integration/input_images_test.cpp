@@ -245,7 +245,7 @@ BOOST_AUTO_TEST_CASE(the_builtin_engine_uses_input_images_visibly) {
     job.aspect_ratio = "1:1";
     job.image_urls = std::move(urls);
     const auto out = engine.run(job, media);
-    BOOST_REQUIRE_MESSAGE(out.status == engine_outcome::kind::succeeded, out.error);
+    BOOST_REQUIRE_MESSAGE(out.result == engine_outcome::kind::succeeded, out.error);
     return decode_image(slurp(media.path_of(*out.image))).value();
   };
   const std::string red = "data:image/png;base64," + encode_base64(png);
@@ -265,7 +265,7 @@ BOOST_AUTO_TEST_CASE(the_builtin_engine_uses_input_images_visibly) {
   bad.aspect_ratio = "1:1";
   bad.image_urls = {"data:image/png;base64," + encode_base64("just text")};
   const auto refused = engine.run(bad, media);
-  BOOST_TEST((refused.status == engine_outcome::kind::failed));
+  BOOST_TEST((refused.result == engine_outcome::kind::failed));
   BOOST_TEST(refused.error.find("image_urls[0] is not a usable image") != std::string::npos, refused.error);
 }
 
