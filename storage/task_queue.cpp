@@ -34,21 +34,34 @@ WHERE id = $1 AND lease_token = $2::uuid AND status = 2
 RETURNING id
 )sql";
 
-constexpr const char* succeed_sql = R"sql(
-UPDATE tasks SET status = 3, image_object = $3, video_object = $4, audio_object = $5, error = NULL,
-                 image_urls = without_inline_inputs(image_urls), finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-WHERE id = $1 AND lease_token = $2::uuid AND status = 2
-RETURNING id
-)sql";
-
-// succeed_sql for a batch: the records arrive as five parallel arrays.
-constexpr const char* succeed_many_sql = R"sql(
-UPDATE tasks t SET status = 3, image_object = r.image, video_object = r.video, audio_object = r.audio,
-                   error = NULL, image_urls = without_inline_inputs(t.image_urls), finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS r (id, token, image, video, audio)
-WHERE t.id = r.id AND t.lease_token = r.token AND t.status = 2
-RETURNING t.id
-)sql";
+// Every lease end of a batch in one statement: the ends arrive as parallel arrays (kind as in
+// lease_end::kind: 0 succeeded, 1 failed, 2 retry, 3 wait, 4 give back), each applied only while its
+// task is held under its token. Final ends drop inline inputs (sql/002); failed ones are refunded below.
+constexpr const char* end_leases_head = R"sql(
+WITH r AS (
+    SELECT * FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
+                         $8::bigint[], $9::text[])
+           AS r (id, token, kind, image, video, audio, error, delay_ms, provider_job)
+), ended AS (
+    UPDATE tasks t SET
+        status = CASE r.kind WHEN 0 THEN 3 WHEN 1 THEN 4 ELSE t.status END,
+        image_object = CASE WHEN r.kind = 0 THEN r.image ELSE t.image_object END,
+        video_object = CASE WHEN r.kind = 0 THEN r.video ELSE t.video_object END,
+        audio_object = CASE WHEN r.kind = 0 THEN r.audio ELSE t.audio_object END,
+        error = CASE r.kind WHEN 0 THEN NULL WHEN 1 THEN r.error WHEN 2 THEN r.error ELSE t.error END,
+        finished_at = CASE WHEN r.kind IN (0, 1) THEN now() ELSE t.finished_at END,
+        image_urls = CASE WHEN r.kind IN (0, 1) THEN without_inline_inputs(t.image_urls) ELSE t.image_urls END,
+        run_after = CASE WHEN r.kind IN (2, 3) THEN now() + r.delay_ms * interval '1 millisecond'
+                         WHEN r.kind = 4 THEN now() ELSE t.run_after END,
+        attempts = CASE WHEN r.kind IN (3, 4) THEN t.attempts - 1 ELSE t.attempts END,
+        provider_job = CASE WHEN r.kind = 3 THEN r.provider_job ELSE t.provider_job END,
+        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+    FROM r
+    WHERE t.id = r.id AND t.lease_token = r.token AND t.status = 2
+    RETURNING t.id, t.account_id, t.credits, r.kind
+), failed AS (
+    SELECT id, account_id, credits FROM ended WHERE kind = 1
+),)sql";
 
 // The refund row is the once-only guard: UNIQUE (task_id, kind) makes a second insert a no-op, and
 // the balance moves only by the rows actually inserted.
@@ -64,16 +77,7 @@ refund AS (
     FROM (SELECT account_id, sum(amount) AS total FROM refund GROUP BY account_id) r
     WHERE a.id = r.account_id
 )
-SELECT count(*) FROM failed
 )sql";
-
-constexpr const char* fail_head = R"sql(
-WITH failed AS (
-    UPDATE tasks SET status = 4, error = $3, finished_at = now(), image_urls = without_inline_inputs(image_urls),
-                     lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-    WHERE id = $1 AND lease_token = $2::uuid AND status = 2
-    RETURNING id, account_id, credits
-),)sql";
 
 constexpr const char* rescue_head = R"sql(
 WITH overdue AS (
@@ -93,27 +97,6 @@ WITH overdue AS (
     FROM overdue WHERE t.id = overdue.id
     RETURNING t.id, t.account_id, t.credits
 ),)sql";
-
-constexpr const char* retry_sql = R"sql(
-UPDATE tasks SET run_after = now() + $4::bigint * interval '1 millisecond', error = $3,
-                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-WHERE id = $1 AND lease_token = $2::uuid AND status = 2
-RETURNING id
-)sql";
-
-constexpr const char* wait_sql = R"sql(
-UPDATE tasks SET provider_job = $3, run_after = now() + $4::bigint * interval '1 millisecond',
-                 attempts = attempts - 1, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-WHERE id = $1 AND lease_token = $2::uuid AND status = 2
-RETURNING id
-)sql";
-
-constexpr const char* release_sql = R"sql(
-UPDATE tasks SET run_after = now(), attempts = attempts - 1,
-                 lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-WHERE id = $1 AND lease_token = $2::uuid AND status = 2
-RETURNING id
-)sql";
 
 constexpr const char* count_due_sql = R"sql(
 SELECT count(*) FROM tasks
@@ -144,15 +127,10 @@ namespace detail {
 void prepare_queue_statements(pqxx::connection& c) {
   c.prepare("claim_due", claim_sql);
   c.prepare("extend_lease", extend_sql);
-  c.prepare("finalize_success", succeed_sql);
-  c.prepare("finalize_successes", succeed_many_sql);
-  c.prepare("finalize_failure", std::string(fail_head) + refund_cte);
-  c.prepare("retry_later", retry_sql);
-  c.prepare("wait_for_provider", wait_sql);
-  c.prepare("rescue_overdue", std::string(rescue_head) + refund_cte);
+  c.prepare("end_leases", std::string(end_leases_head) + refund_cte + "SELECT id FROM ended");
+  c.prepare("rescue_overdue", std::string(rescue_head) + refund_cte + "SELECT count(*) FROM failed");
   c.prepare("count_due", count_due_sql);
   c.prepare("queue_stats", queue_stats_sql);
-  c.prepare("release_unstarted", release_sql);
 }
 }  // namespace detail
 
@@ -189,25 +167,53 @@ bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_v
   return guarded(pool, "extend_lease", std::string(task_id), std::string(lease_token), lease.count());
 }
 
-bool finalize_success(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                      const task_outputs& outputs) {
-  // libpqxx 6.4 sends a null for a null const char*.
-  auto nullable = [](const std::optional<std::string>& s) { return s ? s->c_str() : nullptr; };
-  return guarded(pool, "finalize_success", std::string(task_id), std::string(lease_token),
-                 nullable(outputs.image), nullable(outputs.video), nullable(outputs.audio));
+lease_end lease_end::succeeded(std::string task_id, std::string lease_token, task_outputs outputs) {
+  return {.how = kind::succeeded,
+          .task_id = std::move(task_id),
+          .lease_token = std::move(lease_token),
+          .outputs = std::move(outputs)};
+}
+
+lease_end lease_end::failed(std::string task_id, std::string lease_token, std::string error) {
+  return {.how = kind::failed,
+          .task_id = std::move(task_id),
+          .lease_token = std::move(lease_token),
+          .error = std::move(error)};
+}
+
+lease_end lease_end::retry(std::string task_id, std::string lease_token, std::string error,
+                           std::chrono::milliseconds delay) {
+  return {.how = kind::retry,
+          .task_id = std::move(task_id),
+          .lease_token = std::move(lease_token),
+          .error = std::move(error),
+          .delay = delay};
+}
+
+lease_end lease_end::wait(std::string task_id, std::string lease_token, std::string provider_job,
+                          std::chrono::milliseconds delay) {
+  return {.how = kind::wait,
+          .task_id = std::move(task_id),
+          .lease_token = std::move(lease_token),
+          .delay = delay,
+          .provider_job = std::move(provider_job)};
+}
+
+lease_end lease_end::give_back(std::string task_id, std::string lease_token) {
+  return {.how = kind::give_back, .task_id = std::move(task_id), .lease_token = std::move(lease_token)};
 }
 
 namespace {
 
-// A PostgreSQL array literal of text: every element quoted (backslash and quote escaped), NULL bare.
+// A PostgreSQL array literal: every element quoted (backslash and quote escaped), NULL bare.
 template <class Element>
-std::string array_literal(const std::vector<success_record>& records, Element element) {
+std::string array_literal(const std::vector<lease_end>& ends, Element element) {
   std::string out = "{";
-  for (const success_record& r : records) {
+  for (const lease_end& e : ends) {
     if (out.size() > 1) {
       out += ',';
     }
-    const std::optional<std::string> value = element(r);
+    const std::optional<std::string> value = element(e);
     if (!value) {
       out += "NULL";
       continue;
@@ -226,57 +232,41 @@ std::string array_literal(const std::vector<success_record>& records, Element el
 
 }  // namespace
 
-std::vector<bool> finalize_successes(connection_pool& pool, const std::vector<success_record>& records) {
-  if (records.empty()) {
+std::vector<bool> end_leases(connection_pool& pool, const std::vector<lease_end>& ends) {
+  if (ends.empty()) {
     return {};
   }
-  const std::string ids =
-      array_literal(records, [](const success_record& r) { return std::optional(r.task_id); });
-  const std::string tokens =
-      array_literal(records, [](const success_record& r) { return std::optional(r.lease_token); });
-  const std::string images = array_literal(records, [](const success_record& r) { return r.outputs.image; });
-  const std::string videos = array_literal(records, [](const success_record& r) { return r.outputs.video; });
-  const std::string audios = array_literal(records, [](const success_record& r) { return r.outputs.audio; });
+  using text = std::optional<std::string>;
+  const std::string ids = array_literal(ends, [](const lease_end& e) { return text(e.task_id); });
+  const std::string tokens = array_literal(ends, [](const lease_end& e) { return text(e.lease_token); });
+  const std::string kinds =
+      array_literal(ends, [](const lease_end& e) { return text(std::to_string(static_cast<int>(e.how))); });
+  const std::string images = array_literal(ends, [](const lease_end& e) { return e.outputs.image; });
+  const std::string videos = array_literal(ends, [](const lease_end& e) { return e.outputs.video; });
+  const std::string audios = array_literal(ends, [](const lease_end& e) { return e.outputs.audio; });
+  const std::string errors = array_literal(ends, [](const lease_end& e) { return text(e.error); });
+  const std::string delays =
+      array_literal(ends, [](const lease_end& e) { return text(std::to_string(e.delay.count())); });
+  const std::string jobs = array_literal(ends, [](const lease_end& e) { return text(e.provider_job); });
   const std::set<std::string> applied = detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);  // one statement: it commits on its own
     std::set<std::string> out;
-    for (const auto& row : tx.exec_prepared("finalize_successes", ids, tokens, images, videos, audios)) {
+    for (const auto& row :
+         tx.exec_prepared("end_leases", ids, tokens, kinds, images, videos, audios, errors, delays, jobs)) {
       out.insert(row[0].c_str());
     }
     return out;
   });
   std::vector<bool> result;
-  result.reserve(records.size());
-  for (const success_record& r : records) {
-    result.push_back(applied.contains(r.task_id));
+  result.reserve(ends.size());
+  for (const lease_end& e : ends) {
+    result.push_back(applied.contains(e.task_id));
   }
   return result;
 }
 
-bool finalize_failure(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                      std::string_view error) {
-  return detail::with_connection(pool, [&](pqxx::connection& c) {
-    pqxx::nontransaction tx(c);
-    return tx.exec_prepared1("finalize_failure", std::string(task_id), std::string(lease_token),
-                             std::string(error))[0]
-               .as<int>() == 1;
-  });
-}
-
-bool retry_later(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                 std::string_view error, std::chrono::milliseconds delay) {
-  return guarded(pool, "retry_later", std::string(task_id), std::string(lease_token), std::string(error),
-                 delay.count());
-}
-
-bool wait_for_provider(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                       std::string_view provider_job, std::chrono::milliseconds delay) {
-  return guarded(pool, "wait_for_provider", std::string(task_id), std::string(lease_token),
-                 std::string(provider_job), delay.count());
-}
-
-bool release_unstarted(connection_pool& pool, std::string_view task_id, std::string_view lease_token) {
-  return guarded(pool, "release_unstarted", std::string(task_id), std::string(lease_token));
+bool end_lease(connection_pool& pool, const lease_end& end) {
+  return end_leases(pool, {end}).front();
 }
 
 int rescue_overdue(connection_pool& pool, int limit) {

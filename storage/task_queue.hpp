@@ -47,40 +47,41 @@ std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owne
 bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
                   std::chrono::milliseconds lease);
 
-/// Moves a held task to status 3 with its outputs; false (and no change) when the lease was lost.
-bool finalize_success(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                      const task_outputs& outputs);
-
-/// One held task's success, for finalize_successes.
-struct success_record {
+/// Every way a held lease ends, as one value (one per state change): the worker decides it from the
+/// engine's result (server/worker/lease_decision.hpp) and end_leases applies it, guarded by the lease
+/// token. Build it with the named constructors.
+struct lease_end {
+  enum class kind {
+    succeeded,  ///< status 3 with the outputs
+    failed,     ///< status 4 with the reason, and the credits refunded exactly once
+    retry,      ///< due again after `delay` for another attempt, remembering `error`; stays status 2
+    wait,       ///< a provider holds the job: poll after `delay`; not an attempt (given back)
+    give_back,  ///< released untouched (a draining worker had not started it): due now, attempt given back
+  };
+  kind how = kind::give_back;
   std::string task_id;
   std::string lease_token;
-  task_outputs outputs;
+  task_outputs outputs = {};           ///< succeeded
+  std::string error = {};              ///< failed: the task's reason; retry: why the attempt did not finish
+  std::chrono::milliseconds delay{0};  ///< retry and wait
+  std::string provider_job = {};       ///< wait: the provider's job id, polled by the next claim
+
+  static lease_end succeeded(std::string task_id, std::string lease_token, task_outputs outputs);
+  static lease_end failed(std::string task_id, std::string lease_token, std::string error);
+  static lease_end retry(std::string task_id, std::string lease_token, std::string error,
+                         std::chrono::milliseconds delay);
+  static lease_end wait(std::string task_id, std::string lease_token, std::string provider_job,
+                        std::chrono::milliseconds delay);
+  static lease_end give_back(std::string task_id, std::string lease_token);
 };
 
-/// finalize_success for many tasks in one statement (one commit): element i says whether record i was
-/// applied; a lost lease leaves only that task unchanged.
-std::vector<bool> finalize_successes(connection_pool& pool, const std::vector<success_record>& records);
+/// Applies many lease ends in one statement (one commit), each only while its task is still held under
+/// its token; failed tasks are refunded in the same statement, at most once per task (the ledger's
+/// UNIQUE (task_id, kind)). Element i says whether end i was applied; a lost lease changes nothing.
+std::vector<bool> end_leases(connection_pool& pool, const std::vector<lease_end>& ends);
 
-/// Moves a held task to status 4 with `error` and, in the same transaction, refunds its credits
-/// unless a refund row already exists; false (and no change) when the lease was lost.
-bool finalize_failure(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                      std::string_view error);
-
-/// Releases a held task for another attempt after `delay`, remembering `error`; it stays at status 2
-/// (clients never see a task go back). False when the lease was lost.
-bool retry_later(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                 std::string_view error, std::chrono::milliseconds delay);
-
-/// Releases a held task that a remote provider is working on: records the provider's job id (so a
-/// later claim polls instead of submitting again) and makes the task due again after `delay`. A poll
-/// is not an attempt: the claim's attempt is given back. The deadline still bounds the wait.
-bool wait_for_provider(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
-                       std::string_view provider_job, std::chrono::milliseconds delay);
-
-/// Gives a held task back untouched (a draining worker that had not started it): due at once, and
-/// the claim's attempt is given back. False when the lease was lost.
-bool release_unstarted(connection_pool& pool, std::string_view task_id, std::string_view lease_token);
+/// end_leases for one.
+bool end_lease(connection_pool& pool, const lease_end& end);
 
 /// Fails and refunds, exactly once, up to `limit` unfinished tasks whose deadline passed or whose
 /// attempts ran out while no lease holds them. Returns how many it failed.

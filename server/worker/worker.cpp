@@ -4,7 +4,8 @@
 #include "server/runtime/blocking_pool.hpp"
 #include "server/runtime/log.hpp"
 #include "server/runtime/metrics.hpp"
-#include "server/worker/success_batch.hpp"
+#include "server/worker/completer.hpp"
+#include "server/worker/lease_decision.hpp"
 #include "storage/notifications.hpp"
 #include "storage/task_queue.hpp"
 
@@ -37,7 +38,7 @@ struct worker::impl {
   asio::io_context ioc{1};  // one thread: every coroutine below runs here, so no locks
   blocking_pool db;
   blocking_pool render;
-  success_batch successes{ioc.get_executor(), db, pool, 128};
+  completer completions{ioc.get_executor(), db, pool, 128};
   asio::steady_timer wake{ioc};
   asio::steady_timer rescue_timer{ioc};
   asio::signal_set signals{ioc, SIGTERM, SIGINT};
@@ -91,13 +92,6 @@ struct heartbeat_state {
   bool lost = false;
 };
 
-std::chrono::milliseconds backoff(int attempt) {
-  static thread_local std::mt19937 random{std::random_device{}()};
-  const auto base = std::min<std::int64_t>(30'000, 500LL << std::min(attempt - 1, 6));
-  return std::chrono::milliseconds(base / 2 +
-                                   std::uniform_int_distribution<std::int64_t>(0, base / 2)(random));
-}
-
 // Extends the lease every third of its length until the task is done; marks it lost if another
 // worker has taken it over (this one was presumed dead).
 awaitable<void> heartbeat(worker::impl* w, std::shared_ptr<storage::claimed_task> task,
@@ -125,66 +119,59 @@ awaitable<void> heartbeat(worker::impl* w, std::shared_ptr<storage::claimed_task
   }
 }
 
-// Applies an engine's outcome to the database, retrying while the database is unavailable. Gives up
-// after a while: the lease then expires and the task is claimed again (outputs are re-rendered).
-awaitable<void> finalize(worker::impl* w, std::shared_ptr<storage::claimed_task> task,
-                         std::shared_ptr<engines::engine_outcome> outcome) {
-  using kind = engines::engine_outcome::kind;
-  if (outcome->result == kind::retry && task->attempt >= task->max_attempts) {
-    outcome->result = kind::failed;
-    outcome->error =
-        "the task failed after " + std::to_string(task->attempt) + " attempts: " + outcome->error;
+double jitter() {
+  static thread_local std::mt19937 random{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0, 1)(random);
+}
+
+// The metrics label of each applied lease end (give_back is not an outcome: the task was not run).
+std::string_view outcome_label(storage::lease_end::kind how) {
+  using kind = storage::lease_end::kind;
+  switch (how) {
+    case kind::succeeded:
+      return "succeeded";
+    case kind::failed:
+      return "failed";
+    case kind::retry:
+      return "retry";
+    case kind::wait:
+      return "waiting";
+    case kind::give_back:
+      return "released";
   }
-  auto apply = [w, task = task.get(), outcome = outcome.get()]() -> bool {
-    switch (outcome->result) {
-      case kind::succeeded:  // never here: successes go through success_batch below
-        break;
-      case kind::failed:
-        return storage::finalize_failure(w->pool, task->id, task->lease_token, outcome->error);
-      case kind::retry:
-        return storage::retry_later(w->pool, task->id, task->lease_token, outcome->error,
-                                    backoff(task->attempt));
-      case kind::waiting:
-        return storage::wait_for_provider(w->pool, task->id, task->lease_token,
-                                          outcome->provider_job.value_or(""), outcome->delay);
-    }
-    return false;
-  };
+  return "other";
+}
+
+// Applies a lease end through the completer, retrying while the database is unavailable. Gives up after
+// a while: the lease then expires and the task is claimed again (outputs are re-rendered).
+awaitable<void> complete(worker::impl* w, std::shared_ptr<storage::claimed_task> task,
+                         std::shared_ptr<storage::lease_end> end) {
   asio::steady_timer pause(w->ioc);
   for (int attempt = 0; attempt < 20; ++attempt) {
     bool applied = false;
     bool unavailable = false;
     try {
-      if (outcome->result == kind::succeeded) {
-        // Successes share statements and commits with the others finishing meanwhile (success_batch).
-        storage::success_record record{
-            task->id,
-            task->lease_token,
-            {.image = outcome->image, .video = outcome->video, .audio = outcome->audio}};
-        applied = co_await w->successes.finalize(std::move(record));
-      } else {
-        applied = co_await w->db.run(apply);
-      }
+      storage::lease_end copy = *end;  // named: no temporary inside the co_await (GCC PR 100611)
+      applied = co_await w->completions.complete(std::move(copy));
     } catch (const std::exception& e) {
       unavailable = true;
       log::write(log::level::warn, "finalize_failed", {{"task_id", task->id}, {"reason", e.what()}});
     }
-    if (!unavailable) {
-      if (applied) {
-        static constexpr std::string_view names[] = {"succeeded", "failed", "retry", "waiting"};
-        w->finished.add({task->model_id, names[static_cast<int>(outcome->result)]});
-        if (outcome->result == kind::failed) {
-          w->refunded.add({task->model_id});
-        }
-      }
-      log::write(applied ? log::level::info : log::level::warn,
-                 applied ? "task_finalized" : "finalize_lost_lease",
-                 {{"task_id", task->id},
-                  {"outcome", static_cast<int>(outcome->result)},
-                  {"attempt", task->attempt}});
-      co_return;
+    if (unavailable) {  // no co_await inside a catch block
+      co_await runtime::sleep_for(&pause, std::min(5000ms, 200ms * (attempt + 1)));
+      continue;
     }
-    co_await runtime::sleep_for(&pause, std::min(5000ms, 200ms * (attempt + 1)));
+    const std::string_view label = outcome_label(end->how);
+    if (applied && end->how != storage::lease_end::kind::give_back) {
+      w->finished.add({task->model_id, label});
+      if (end->how == storage::lease_end::kind::failed) {
+        w->refunded.add({task->model_id});
+      }
+    }
+    log::write(applied ? log::level::info : log::level::warn,
+               applied ? "task_finalized" : "finalize_lost_lease",
+               {{"task_id", task->id}, {"outcome", std::string(label)}, {"attempt", task->attempt}});
+    co_return;
   }
 }
 
@@ -218,15 +205,9 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
       // Draining before any work was done: give the task back for another worker instead of waiting.
       state->done = true;
       state->timer.cancel();
-      try {
-        auto release = [w, t = task.get()] {
-          return storage::release_unstarted(w->pool, t->id, t->lease_token);
-        };
-        co_await w->db.run(std::move(release));
-        log::write(log::level::info, "task_released", {{"task_id", task->id}});
-      } catch (const std::exception& e) {
-        log::write(log::level::warn, "release_failed", {{"task_id", task->id}, {"reason", e.what()}});
-      }
+      auto end =
+          std::make_shared<storage::lease_end>(storage::lease_end::give_back(task->id, task->lease_token));
+      co_await complete(w, task, end);
       --w->active;
       w->wake_now();
       co_return;
@@ -250,7 +231,8 @@ awaitable<void> run_task(worker::impl* w, std::shared_ptr<storage::claimed_task>
       co_return;
     }
   }
-  co_await finalize(w, task, outcome);
+  auto end = std::make_shared<storage::lease_end>(decide_lease_end(*task, *outcome, jitter()));
+  co_await complete(w, task, end);
   --w->active;
   w->wake_now();
 }

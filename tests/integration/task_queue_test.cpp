@@ -15,6 +15,7 @@
 #include <thread>
 
 using namespace gesso;
+using gesso::storage::lease_end;
 using namespace gesso::testing;
 using namespace std::chrono_literals;
 
@@ -99,11 +100,12 @@ BOOST_AUTO_TEST_CASE(success_is_guarded_by_the_lease_token) {
   const auto held = storage::claim_due(pool, "w1", 10, 30s);
   BOOST_TEST_REQUIRE(held.size() == 1U);
   BOOST_TEST(column(id, "status") == "2\n");
-  BOOST_TEST(!storage::finalize_success(pool, id, "00000000-0000-0000-0000-000000000000", {}));
-  BOOST_TEST(storage::finalize_success(pool, id, held[0].lease_token, {.image = "ab/cd.png"}));
+  BOOST_TEST(!storage::end_lease(pool, lease_end::succeeded(id, "00000000-0000-0000-0000-000000000000", {})));
+  BOOST_TEST(storage::end_lease(pool, lease_end::succeeded(id, held[0].lease_token, {.image = "ab/cd.png"})));
   BOOST_TEST(column(id, "status || ' ' || image_object") == "3 ab/cd.png\n");
-  BOOST_TEST(!storage::finalize_success(pool, id, held[0].lease_token, {}));  // final: no second write
-  BOOST_TEST(!storage::finalize_failure(pool, id, held[0].lease_token, "late"));
+  BOOST_TEST(!storage::end_lease(
+      pool, lease_end::succeeded(id, held[0].lease_token, {})));  // final: no second write
+  BOOST_TEST(!storage::end_lease(pool, lease_end::failed(id, held[0].lease_token, "late")));
   BOOST_TEST(summary().refunded == 0);  // a successful task is never refunded
   BOOST_TEST(summary().balance == 1000 - 6);
 }
@@ -118,18 +120,19 @@ BOOST_AUTO_TEST_CASE(a_batch_of_successes_applies_each_held_lease_and_only_those
   for (const auto& t : held) {
     token[t.id] = t.lease_token;
   }
-  BOOST_TEST_REQUIRE(storage::finalize_success(pool, c, token[c], {.image = "c.png"}));  // already final
-  const std::vector<bool> applied = storage::finalize_successes(
-      pool, {{a, token[a], {.image = "dir/a \"quoted\" \\ name.png"}},
-             {b, "00000000-0000-0000-0000-000000000000", {.image = "b.png"}},  // a lost lease
-             {c, token[c], {.image = "again.png"}},
-             {"task_unknown", token[a], {.video = "v.mp4", .audio = "a.m4a"}}});
+  BOOST_TEST_REQUIRE(
+      storage::end_lease(pool, lease_end::succeeded(c, token[c], {.image = "c.png"})));  // already final
+  const std::vector<bool> applied = storage::end_leases(
+      pool, {lease_end::succeeded(a, token[a], {.image = "dir/a \"quoted\" \\ name.png"}),
+             lease_end::succeeded(b, "00000000-0000-0000-0000-000000000000", {.image = "b.png"}),  // lost
+             lease_end::succeeded(c, token[c], {.image = "again.png"}),
+             lease_end::succeeded("task_unknown", token[a], {.video = "v.mp4", .audio = "a.m4a"})});
   BOOST_TEST((applied == std::vector<bool>{true, false, false, false}));
   BOOST_TEST(column(a, "status || ' ' || image_object || ' ' || coalesce(video_object, 'null')") ==
              "3 dir/a \"quoted\" \\ name.png null\n");
   BOOST_TEST(column(b, "status || ' ' || lease_token") == "2 " + token[b] + "\n");  // still held, unchanged
   BOOST_TEST(column(c, "image_object") == "c.png\n");                               // no second write
-  BOOST_TEST(storage::finalize_successes(pool, {}).empty());
+  BOOST_TEST(storage::end_leases(pool, {}).empty());
   BOOST_TEST(summary().refunded == 0);
 }
 
@@ -138,8 +141,8 @@ BOOST_AUTO_TEST_CASE(failure_refunds_exactly_once) {
   const auto held = storage::claim_due(pool, "w1", 1, 30s);
   BOOST_TEST_REQUIRE(held.size() == 1U);
   BOOST_TEST(summary().balance == 1000 - 60);
-  BOOST_TEST(storage::finalize_failure(pool, id, held[0].lease_token, "engine exploded"));
-  BOOST_TEST(!storage::finalize_failure(pool, id, held[0].lease_token, "again"));
+  BOOST_TEST(storage::end_lease(pool, lease_end::failed(id, held[0].lease_token, "engine exploded")));
+  BOOST_TEST(!storage::end_lease(pool, lease_end::failed(id, held[0].lease_token, "again")));
   const auto s = summary();
   BOOST_TEST(s.balance == 1000);
   BOOST_TEST(s.refunded == 60);
@@ -161,9 +164,9 @@ BOOST_AUTO_TEST_CASE(an_expired_lease_is_taken_over_and_the_old_holder_loses) {
   BOOST_TEST(second[0].attempt == 2);
   BOOST_TEST(second[0].lease_token != first[0].lease_token);
   BOOST_TEST(!storage::extend_lease(pool, id, first[0].lease_token, 30s));
-  BOOST_TEST(!storage::finalize_failure(pool, id, first[0].lease_token, "zombie"));
+  BOOST_TEST(!storage::end_lease(pool, lease_end::failed(id, first[0].lease_token, "zombie")));
   BOOST_TEST(storage::extend_lease(pool, id, second[0].lease_token, 30s));
-  BOOST_TEST(storage::finalize_success(pool, id, second[0].lease_token, {.image = "x.png"}));
+  BOOST_TEST(storage::end_lease(pool, lease_end::succeeded(id, second[0].lease_token, {.image = "x.png"})));
   BOOST_TEST(summary().refunded == 0);
 }
 
@@ -171,7 +174,7 @@ BOOST_AUTO_TEST_CASE(retries_wait_stay_running_and_remember_the_error) {
   const std::string id = create();
   auto held = storage::claim_due(pool, "w1", 1, 30s);
   BOOST_TEST_REQUIRE(held.size() == 1U);
-  BOOST_TEST(storage::retry_later(pool, id, held[0].lease_token, "upstream busy", 150ms));
+  BOOST_TEST(storage::end_lease(pool, lease_end::retry(id, held[0].lease_token, "upstream busy", 150ms)));
   BOOST_TEST(column(id, "status") == "2\n");  // clients never see a task go back to 1
   BOOST_TEST(storage::claim_due(pool, "w1", 1, 30s).empty());
   std::this_thread::sleep_for(200ms);
@@ -179,14 +182,52 @@ BOOST_AUTO_TEST_CASE(retries_wait_stay_running_and_remember_the_error) {
   BOOST_TEST_REQUIRE(held.size() == 1U);
   BOOST_TEST(held[0].attempt == 2);
   BOOST_TEST(held[0].last_error.value_or("") == "upstream busy");
-  BOOST_TEST(storage::wait_for_provider(pool, id, held[0].lease_token, "job-42", 0ms));
+  BOOST_TEST(storage::end_lease(pool, lease_end::wait(id, held[0].lease_token, "job-42", 0ms)));
   for (int poll = 0; poll < 5; ++poll) {  // polls do not use up attempts (max 3)
     held = storage::claim_due(pool, "w1", 1, 30s);
     BOOST_TEST_REQUIRE(held.size() == 1U);
     BOOST_TEST(held[0].attempt == 2);  // the attempt that submitted, given back at every poll
     BOOST_TEST(held[0].provider_job.value_or("") == "job-42");  // resume polling, never resubmit
-    BOOST_TEST(storage::wait_for_provider(pool, id, held[0].lease_token, "job-42", 0ms));
+    BOOST_TEST(storage::end_lease(pool, lease_end::wait(id, held[0].lease_token, "job-42", 0ms)));
   }
+}
+
+// Every kind of lease end in one statement: each applied to its own task, the failure refunded once.
+BOOST_AUTO_TEST_CASE(one_batch_applies_every_kind_of_lease_end) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(create());
+  }
+  const auto held = storage::claim_due(pool, "w1", 10, 30s);
+  BOOST_TEST_REQUIRE(held.size() == 5U);
+  std::map<std::string, std::string> token;
+  for (const auto& t : held) {
+    token[t.id] = t.lease_token;
+  }
+  const std::vector<bool> applied =
+      storage::end_leases(pool, {lease_end::succeeded(ids[0], token[ids[0]], {.image = "ok.png"}),
+                                 lease_end::failed(ids[1], token[ids[1]], "no good"),
+                                 lease_end::retry(ids[2], token[ids[2]], "busy", 60s),
+                                 lease_end::wait(ids[3], token[ids[3]], "job-7", 60s),
+                                 lease_end::give_back(ids[4], token[ids[4]])});
+  BOOST_TEST((applied == std::vector<bool>{true, true, true, true, true}));
+  BOOST_TEST(column(ids[0], "status || ' ' || image_object") == "3 ok.png\n");
+  BOOST_TEST(column(ids[1], "status || ' ' || error") == "4 no good\n");
+  BOOST_TEST(column(ids[2], "status || ' ' || error || ' ' || attempts || ' ' || (run_after > now())") ==
+             "2 busy 1 true\n");
+  BOOST_TEST(
+      column(ids[3], "status || ' ' || provider_job || ' ' || attempts || ' ' || (run_after > now())") ==
+      "2 job-7 0 true\n");
+  BOOST_TEST(column(ids[4], "status || ' ' || attempts || ' ' || (run_after <= now())") == "2 0 true\n");
+  for (const auto& id : ids) {
+    BOOST_TEST(column(id, "coalesce(lease_token::text, 'released')") == "released\n", id);
+  }
+  const auto s = summary();
+  BOOST_TEST(s.refunded == 6);  // only the failure, once
+  BOOST_TEST(s.ledger_balance() == s.balance);
+  BOOST_TEST((storage::end_leases(pool, {lease_end::failed(ids[1], token[ids[1]], "again")}) ==
+              std::vector<bool>{false}));
+  BOOST_TEST(summary().refunded == 6);
 }
 
 BOOST_AUTO_TEST_CASE(the_rescuer_fails_and_refunds_overdue_tasks_once) {
@@ -212,7 +253,7 @@ BOOST_AUTO_TEST_CASE(the_rescuer_leaves_held_leases_alone) {
   BOOST_TEST_REQUIRE(held.size() == 1U);
   cluster().psql("UPDATE tasks SET attempts = max_attempts WHERE id = '" + id + "'");
   BOOST_TEST(storage::rescue_overdue(pool, 100) == 0);  // the holder may still finish its last attempt
-  BOOST_TEST(storage::finalize_success(pool, id, held[0].lease_token, {.image = "y.png"}));
+  BOOST_TEST(storage::end_lease(pool, lease_end::succeeded(id, held[0].lease_token, {.image = "y.png"})));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

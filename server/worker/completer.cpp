@@ -1,4 +1,4 @@
-#include "server/worker/success_batch.hpp"
+#include "server/worker/completer.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,17 +10,17 @@
 namespace gesso::server {
 namespace asio = boost::asio;
 
-struct success_batch::waiter {
-  storage::success_record record;
-  asio::steady_timer done;  ///< cancelled when the batch holding this record is written
+struct completer::waiter {
+  storage::lease_end end;
+  asio::steady_timer done;  ///< cancelled when the batch holding this end is written
   bool finished = false;
   bool applied = false;
   std::exception_ptr error;
 };
 
-asio::awaitable<bool> success_batch::finalize(storage::success_record record) {
-  waiter w{std::move(record), asio::steady_timer(executor_, asio::steady_timer::time_point::max()), false,
-           false, nullptr};
+asio::awaitable<bool> completer::complete(storage::lease_end end) {
+  waiter w{std::move(end), asio::steady_timer(executor_, asio::steady_timer::time_point::max()), false, false,
+           nullptr};
   queued_.push_back(&w);
   if (!writing_) {
     writing_ = true;
@@ -36,13 +36,13 @@ asio::awaitable<bool> success_batch::finalize(storage::success_record record) {
   co_return w.applied;
 }
 
-asio::awaitable<void> success_batch::write_batches() {
+asio::awaitable<void> completer::write_batches() {
   while (!queued_.empty()) {
     std::vector<waiter*> batch;
-    std::vector<storage::success_record> records;
+    std::vector<storage::lease_end> ends;
     while (!queued_.empty() && batch.size() < max_batch_) {
       batch.push_back(queued_.front());
-      records.push_back(queued_.front()->record);
+      ends.push_back(queued_.front()->end);
       queued_.pop_front();
     }
     std::vector<bool> applied;
@@ -50,9 +50,7 @@ asio::awaitable<void> success_batch::write_batches() {
     try {
       storage::connection_pool* pool = pool_;
       // Named, not a temporary inside the co_await (GCC PR 100611).
-      auto write = [pool, records = std::move(records)] {
-        return storage::finalize_successes(*pool, records);
-      };
+      auto write = [pool, ends = std::move(ends)] { return storage::end_leases(*pool, ends); };
       applied = co_await db_->run_internal(std::move(write));
     } catch (...) {
       error = std::current_exception();
