@@ -5,6 +5,8 @@
 #include "core/media_url.hpp"
 #include "server/api/api_response.hpp"
 #include "server/api/media_handler.hpp"
+#include "server/api/request_headers.hpp"
+#include "server/api/routes.hpp"
 #include "storage/tasks.hpp"
 
 #include <boost/algorithm/string/predicate.hpp>
@@ -17,47 +19,6 @@ namespace json = boost::json;
 using boost::asio::awaitable;
 
 namespace {
-
-constexpr std::string_view create_path = "/api/v1/tasks/create";
-constexpr std::string_view task_prefix = "/api/v1/tasks/";
-
-// The API key from "Authorization: Bearer sk-…", checked for shape only (no database).
-outcome<std::string> bearer_key(const request& req) {
-  const auto header = req.find(http::field::authorization);
-  if (header == req.end()) {
-    return fail(errc::unauthorized, "missing Authorization header; send \"Authorization: Bearer sk-...\"");
-  }
-  const std::string_view value = header->value();
-  constexpr std::string_view scheme = "bearer ";
-  if (value.size() < scheme.size() || !boost::algorithm::iequals(value.substr(0, scheme.size()), scheme)) {
-    return fail(errc::unauthorized, "the Authorization header must use the Bearer scheme: \"Bearer sk-...\"");
-  }
-  std::string_view key = value.substr(scheme.size());
-  while (!key.empty() && key.front() == ' ') {
-    key.remove_prefix(1);
-  }
-  while (!key.empty() && key.back() == ' ') {
-    key.remove_suffix(1);
-  }
-  if (!is_api_key_shaped(key)) {
-    return fail(errc::unauthorized,
-                "malformed API key: keys start with \"sk-\" followed by letters and digits");
-  }
-  return std::string(key);
-}
-
-bool is_json_content(const request& req) {
-  const auto header = req.find(http::field::content_type);
-  if (header == req.end()) {
-    return false;
-  }
-  std::string_view type = header->value();
-  type = type.substr(0, type.find(';'));
-  while (!type.empty() && type.back() == ' ') {
-    type.remove_suffix(1);
-  }
-  return boost::algorithm::iequals(type, "application/json");
-}
 
 // An absolute, signed URL for a stored output. The expiry is rounded up to the hour so that polls
 // within the hour see the same URL (caches and clients can tell it has not changed).
@@ -175,74 +136,6 @@ awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
                             json::object{{"status", "database unavailable"}}, request_id);
   }
   co_return json_response(http::status::ok, json::object{{"status", "ready"}}, request_id);
-}
-
-// The routing table: which paths exist, which methods each accepts (405 + Allow from here), and the
-// metrics label of each.
-enum class endpoint { create, query, media, readyz, healthz };
-
-struct route_entry {
-  endpoint id;
-  std::string_view label;
-  std::array<http::verb, 2> methods;
-  std::string_view allow;
-};
-
-constexpr std::array<route_entry, 5> routes{{
-    {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
-    {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
-    {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
-    {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
-    {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
-}};
-
-struct matched_route {
-  const route_entry* entry = nullptr;
-  std::string_view path;   ///< the target without its query
-  std::string_view param;  ///< the task id or media object
-};
-
-const route_entry& entry_of(endpoint id) {
-  return routes[static_cast<std::size_t>(id)];
-}
-
-matched_route match_route(std::string_view target) {
-  matched_route m;
-  m.path = target.substr(0, target.find('?'));
-  if (m.path == create_path) {
-    m.entry = &entry_of(endpoint::create);
-  } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size() &&
-             m.path.find('/', task_prefix.size()) == std::string_view::npos) {
-    m.entry = &entry_of(endpoint::query);
-    m.param = m.path.substr(task_prefix.size());
-  } else if (m.path.starts_with("/media/")) {
-    m.entry = &entry_of(endpoint::media);
-    m.param = m.path.substr(7);
-  } else if (m.path == "/readyz") {
-    m.entry = &entry_of(endpoint::readyz);
-  } else if (m.path == "/healthz") {
-    m.entry = &entry_of(endpoint::healthz);
-  }
-  return m;
-}
-
-// The answer for a path no route matches, or a method the route does not accept; nothing when both fit.
-std::optional<response> route_refusal(const matched_route& m, http::verb method, exchange* ex) {
-  if (m.entry == nullptr) {
-    return problem_response({errc::not_found,
-                             "no such endpoint; the API is POST /api/v1/tasks/create and "
-                             "GET /api/v1/tasks/{task_id}"},
-                            ex->request_id);
-  }
-  ex->route = m.entry->label;
-  if (method != m.entry->methods[0] && method != m.entry->methods[1]) {
-    response res = problem_response({errc::method_not_allowed, "method not allowed; this endpoint accepts " +
-                                                                   std::string(m.entry->allow)},
-                                    ex->request_id);
-    res.set(http::field::allow, m.entry->allow);
-    return res;
-  }
-  return std::nullopt;
 }
 
 awaitable<response> route(api_context* ctx, exchange* ex) {

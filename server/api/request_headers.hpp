@@ -1,0 +1,19 @@
+#pragma once
+// What the API reads from request headers before any database work: the bearer key's shape and the
+// body's content type.
+
+#include "core/error.hpp"
+#include "server/api/http_types.hpp"
+
+#include <string>
+
+namespace gesso::server {
+
+/// The API key of "Authorization: Bearer sk-…" (scheme case-insensitive, spaces around the key
+/// ignored), checked for shape only; unauthorized with a message saying what is wrong otherwise.
+outcome<std::string> bearer_key(const request& req);
+
+/// Whether Content-Type is application/json (parameters such as charset allowed).
+bool is_json_content(const request& req);
+
+}  // namespace gesso::server

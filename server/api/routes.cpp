@@ -1,0 +1,64 @@
+#include "server/api/routes.hpp"
+
+#include "server/api/api_response.hpp"
+
+namespace gesso::server {
+namespace {
+
+constexpr std::string_view create_path = "/api/v1/tasks/create";
+constexpr std::string_view task_prefix = "/api/v1/tasks/";
+
+// One row per endpoint, in the order of `endpoint`.
+constexpr std::array<route_entry, 5> routes{{
+    {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
+    {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
+    {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
+    {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
+    {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
+}};
+
+const route_entry& entry_of(endpoint id) {
+  return routes[static_cast<std::size_t>(id)];
+}
+
+}  // namespace
+
+matched_route match_route(std::string_view target) {
+  matched_route m;
+  m.path = target.substr(0, target.find('?'));
+  if (m.path == create_path) {
+    m.entry = &entry_of(endpoint::create);
+  } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size() &&
+             m.path.find('/', task_prefix.size()) == std::string_view::npos) {
+    m.entry = &entry_of(endpoint::query);
+    m.param = m.path.substr(task_prefix.size());
+  } else if (m.path.starts_with("/media/")) {
+    m.entry = &entry_of(endpoint::media);
+    m.param = m.path.substr(7);
+  } else if (m.path == "/readyz") {
+    m.entry = &entry_of(endpoint::readyz);
+  } else if (m.path == "/healthz") {
+    m.entry = &entry_of(endpoint::healthz);
+  }
+  return m;
+}
+
+std::optional<response> route_refusal(const matched_route& m, http::verb method, exchange* ex) {
+  if (m.entry == nullptr) {
+    return problem_response({errc::not_found,
+                             "no such endpoint; the API is POST /api/v1/tasks/create and "
+                             "GET /api/v1/tasks/{task_id}"},
+                            ex->request_id);
+  }
+  ex->route = m.entry->label;
+  if (method != m.entry->methods[0] && method != m.entry->methods[1]) {
+    response res = problem_response({errc::method_not_allowed, "method not allowed; this endpoint accepts " +
+                                                                   std::string(m.entry->allow)},
+                                    ex->request_id);
+    res.set(http::field::allow, m.entry->allow);
+    return res;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gesso::server

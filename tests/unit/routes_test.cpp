@@ -1,0 +1,118 @@
+// The public listener's routing table (server/api/routes.hpp), the bearer key's parsing
+// (server/api/request_headers.hpp) and the one mapping from errc to HTTP status (api_response.hpp).
+
+#include "server/api/routes.hpp"
+#include "server/api/api_response.hpp"
+#include "server/api/request_headers.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace gesso;
+using namespace gesso::server;
+
+namespace {
+
+std::optional<endpoint> endpoint_of(std::string_view target) {
+  const matched_route m = match_route(target);
+  return m.entry ? std::optional(m.entry->id) : std::nullopt;
+}
+
+request with_authorization(std::string value) {
+  request req;
+  req.set(http::field::authorization, value);
+  return req;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(routes)
+
+BOOST_AUTO_TEST_CASE(targets_match_their_endpoint_and_nothing_else) {
+  BOOST_TEST((endpoint_of("/api/v1/tasks/create") == endpoint::create));
+  BOOST_TEST((endpoint_of("/api/v1/tasks/create?x=1") == endpoint::create));
+  BOOST_TEST((endpoint_of("/api/v1/tasks/task_01abc") == endpoint::query));
+  BOOST_TEST(match_route("/api/v1/tasks/task_01abc?x").param == "task_01abc");
+  BOOST_TEST((endpoint_of("/media/2026/11/22/t.png?sig=1") == endpoint::media));
+  BOOST_TEST(match_route("/media/2026/11/22/t.png?sig=1").param == "2026/11/22/t.png");
+  BOOST_TEST((endpoint_of("/healthz") == endpoint::healthz));
+  BOOST_TEST((endpoint_of("/readyz") == endpoint::readyz));
+  for (const std::string_view none :
+       {"/", "/api/v1/tasks/", "/api/v1/tasks/a/b", "/metrics", "/healthz/", "/api/v1/task/x", "", "*"}) {
+    BOOST_TEST(!endpoint_of(none), none);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(refusals_come_from_the_table) {
+  exchange ex;
+  ex.request_id = "req_test";
+  BOOST_TEST(!route_refusal(match_route("/api/v1/tasks/create"), http::verb::post, &ex));
+  BOOST_TEST(ex.route == "create");
+  const auto wrong = route_refusal(match_route("/api/v1/tasks/create"), http::verb::get, &ex);
+  BOOST_TEST_REQUIRE(wrong.has_value());
+  BOOST_TEST(wrong->result_int() == 405U);
+  BOOST_TEST((*wrong)[http::field::allow] == "POST");
+  const auto probe = route_refusal(match_route("/healthz"), http::verb::delete_, &ex);
+  BOOST_TEST_REQUIRE(probe.has_value());
+  BOOST_TEST((*probe)[http::field::allow] == "GET, HEAD");
+  BOOST_TEST(!route_refusal(match_route("/media/a.png"), http::verb::head, &ex));
+  exchange other;
+  const auto missing = route_refusal(match_route("/nowhere"), http::verb::get, &other);
+  BOOST_TEST_REQUIRE(missing.has_value());
+  BOOST_TEST(missing->result_int() == 404U);
+  BOOST_TEST(other.route == "other");
+}
+
+BOOST_AUTO_TEST_CASE(bearer_keys_are_read_for_shape_only) {
+  const std::string key = "sk-" + std::string(43, 'a');
+  BOOST_TEST(bearer_key(with_authorization("Bearer " + key)).value() == key);
+  BOOST_TEST(bearer_key(with_authorization("bearer   " + key + "  ")).value() == key);
+  BOOST_TEST(bearer_key(request{}).error().message.find("missing Authorization") == 0);
+  BOOST_TEST(bearer_key(with_authorization("Basic " + key)).error().message.find("Bearer scheme") !=
+             std::string::npos);
+  for (const std::string bad :
+       {"Bearer", "Bearer ", "Bearer sk-", "Bearer pk-abc", "Bearer sk-abc def", "Bearer sk-ab\"c"}) {
+    const auto r = bearer_key(with_authorization(bad));
+    BOOST_TEST_REQUIRE(!r.has_value(), bad);
+    BOOST_TEST((r.error().code == errc::unauthorized));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(json_content_types_are_recognised) {
+  request req;
+  BOOST_TEST(!is_json_content(req));
+  for (const std::string type : {"application/json", "Application/JSON", "application/json; charset=utf-8"}) {
+    req.set(http::field::content_type, type);
+    BOOST_TEST(is_json_content(req), type);
+  }
+  req.set(http::field::content_type, "text/json");
+  BOOST_TEST(!is_json_content(req));
+}
+
+BOOST_AUTO_TEST_CASE(every_error_has_its_status) {
+  const std::vector<std::pair<errc, unsigned>> expected = {{errc::malformed_request, 400},
+                                                           {errc::invalid_json, 400},
+                                                           {errc::invalid_field, 400},
+                                                           {errc::unknown_model, 400},
+                                                           {errc::unauthorized, 401},
+                                                           {errc::insufficient_credits, 402},
+                                                           {errc::forbidden, 403},
+                                                           {errc::not_found, 404},
+                                                           {errc::method_not_allowed, 405},
+                                                           {errc::payload_too_large, 413},
+                                                           {errc::unsupported_media_type, 415},
+                                                           {errc::range_not_satisfiable, 416},
+                                                           {errc::header_too_large, 431},
+                                                           {errc::unavailable, 503},
+                                                           {errc::not_implemented, 501}};
+  for (const auto& [code, status] : expected) {
+    BOOST_TEST(static_cast<unsigned>(status_of(code)) == status, make_error_code(code).message());
+  }
+  const response auth = problem_response({errc::unauthorized, "no"}, "req_1");
+  BOOST_TEST(auth.body().find("\"code\":401") != std::string::npos);
+  BOOST_TEST(auth[http::field::www_authenticate] == "Bearer");
+  const response busy = problem_response({errc::unavailable, "busy"}, "req_1");
+  BOOST_TEST(busy[http::field::retry_after] == "1");
+  BOOST_TEST(busy.body().find("\"code\":0") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
