@@ -6,6 +6,7 @@
 #include "server/runtime/asio_helpers.hpp"
 #include "server/runtime/health_server.hpp"
 #include "server/runtime/log.hpp"
+#include "server/runtime/process_setup.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -268,6 +269,28 @@ tcp::endpoint resolve_listen_address(asio::io_context& ioc, const std::string& h
 }
 
 }  // namespace
+
+http_settings http_settings_from(const config& cfg) {
+  http_settings http;
+  http.host = cfg.listen_host;
+  http.port = cfg.listen_port;
+  http.io_threads = cfg.io_threads > 0 ? cfg.io_threads
+                                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  http.idle_timeout = cfg.idle_timeout;
+  http.read_timeout = cfg.read_timeout;
+  http.write_timeout = cfg.write_timeout;
+  http.max_body_bytes = cfg.max_body_bytes;
+  http.max_header_bytes = cfg.max_header_bytes;
+  http.body_memory_bytes = cfg.body_memory_bytes;
+  if (cfg.admin_listen_port) {
+    http.admin_host = cfg.admin_listen_host;
+    http.admin_port = *cfg.admin_listen_port;
+  }
+  http.max_connections = connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
+  http.notify_window = cfg.notify_window;
+  http.drain_grace = cfg.drain_grace;
+  return http;
+}
 
 http_server::http_server(http_settings settings, api_context api)
     : impl_(std::make_unique<impl>(std::move(settings))) {

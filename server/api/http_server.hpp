@@ -2,6 +2,7 @@
 // The Beast HTTP/1.1 frontend: accepts connections, reads requests under timeouts and limits,
 // hands each to the API, and drains gracefully on SIGTERM or SIGINT.
 
+#include "core/config.hpp"
 #include "server/api/api_handlers.hpp"
 
 #include <chrono>
@@ -13,28 +14,34 @@
 namespace gesso::server {
 
 /// How the frontend listens and protects itself.
+/// How the frontend listens and protects itself. Every default lives in core/config.hpp: fill it with
+/// http_settings_from.
 struct http_settings {
-  std::string host = "0.0.0.0";
-  std::uint16_t port = 8080;  ///< 0 picks a free port
+  std::string host;
+  std::uint16_t port = 0;  ///< 0 picks a free port
   int io_threads = 1;
-  std::chrono::milliseconds idle_timeout{60000};
-  std::chrono::milliseconds read_timeout{30000};
-  std::chrono::milliseconds write_timeout{30000};
-  std::size_t max_body_bytes = 8 * 1024 * 1024;
-  std::size_t max_header_bytes = 16 * 1024;
+  std::chrono::milliseconds idle_timeout{};
+  std::chrono::milliseconds read_timeout{};
+  std::chrono::milliseconds write_timeout{};
+  std::size_t max_body_bytes = 0;
+  std::size_t max_header_bytes = 0;
   /// Request bodies held and parsed at once, all connections together; beyond it 503 before reading.
-  std::size_t body_memory_bytes = 128 * 1024 * 1024;
+  std::size_t body_memory_bytes = 0;
   /// Where /metrics is served (never on the public listener); empty: nowhere.
   std::string admin_host;
   std::uint16_t admin_port = 0;
   /// Open client connections at most. At the limit a new connection takes the place of the longest
   /// idle keep-alive connection; when none is idle, the new one is closed at once.
-  std::size_t max_connections = 10000;
-  std::chrono::milliseconds notify_window{5};  ///< coalescing of worker wake-ups
+  std::size_t max_connections = 0;
+  std::chrono::milliseconds notify_window{};  ///< coalescing of worker wake-ups
   /// After SIGTERM: how long /readyz fails while everything else is still served (with
   /// Connection: close), so load balancers take the server out before it stops accepting.
-  std::chrono::milliseconds drain_grace{5000};
+  std::chrono::milliseconds drain_grace{};
 };
+
+/// The frontend's settings from the process configuration: one I/O thread per core when io_threads is
+/// 0, and the connection limit lowered to fit the open-file limit.
+http_settings http_settings_from(const config& cfg);
 
 class http_server {
  public:

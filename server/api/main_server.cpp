@@ -6,7 +6,6 @@
 #include "server/runtime/process_setup.hpp"
 
 #include <iostream>
-#include <thread>
 
 int main() {
   using namespace gesso;
@@ -17,25 +16,7 @@ int main() {
   server::blocking_pool db(static_cast<std::size_t>(cfg.db_pool_size),
                            static_cast<std::size_t>(cfg.db_queue_limit));
 
-  server::http_settings http;
-  http.host = cfg.listen_host;
-  http.port = cfg.listen_port;
-  http.io_threads = cfg.io_threads > 0 ? cfg.io_threads
-                                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  http.idle_timeout = cfg.idle_timeout;
-  http.read_timeout = cfg.read_timeout;
-  http.write_timeout = cfg.write_timeout;
-  http.max_body_bytes = cfg.max_body_bytes;
-  http.max_header_bytes = cfg.max_header_bytes;
-  http.body_memory_bytes = cfg.body_memory_bytes;
-  if (cfg.admin_listen_port) {
-    http.admin_host = cfg.admin_listen_host;
-    http.admin_port = *cfg.admin_listen_port;
-  }
-  http.max_connections =
-      server::connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
-  http.notify_window = cfg.notify_window;
-  http.drain_grace = cfg.drain_grace;
+  const server::http_settings http = server::http_settings_from(cfg);
 
   server::media_links links{cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
   if (links.signing_key.empty()) {

@@ -22,20 +22,7 @@ int main() {
   const catalog models = server::load_catalog_or_exit("gesso-worker", cfg);
   storage::pool_settings database = server::pool_settings_or_exit("gesso-worker", cfg);
 
-  server::worker_settings settings;
-  settings.id = cfg.worker_id;
-  if (settings.id.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    settings.id = std::string(host) + "-" + std::to_string(getpid());
-  }
-  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  settings.concurrency = cfg.worker_concurrency;
-  settings.render_threads = cfg.worker_render_threads > 0 ? cfg.worker_render_threads : cores;
-  settings.lease = cfg.worker_lease;
-  settings.poll = cfg.worker_poll;
-  settings.rescue_interval = cfg.worker_rescue_interval;
-  settings.media_retention = cfg.media_retention;
+  const server::worker_settings settings = server::worker_settings_from(cfg);
 
   try {
     media::media_store media(cfg.media_dir);

@@ -5,6 +5,7 @@
 // lets the others finish.
 
 #include "core/catalog.hpp"
+#include "core/config.hpp"
 #include "server/engines/engine.hpp"
 #include "server/media/media_store.hpp"
 #include "storage/connection_pool.hpp"
@@ -17,15 +18,20 @@
 namespace gesso::server {
 
 /// How one worker process behaves (README: GESSO_WORKER_*).
+/// How a worker runs. Every default lives in core/config.hpp: fill it with worker_settings_from.
 struct worker_settings {
-  std::string id;                                   ///< lease owner name, for operators
-  int concurrency = 32;                             ///< tasks held at once
-  int render_threads = 2;                           ///< threads running engines
-  std::chrono::milliseconds lease{30000};           ///< a task is taken over if not extended for this long
-  std::chrono::milliseconds poll{1000};             ///< claim this often even without a wake-up
-  std::chrono::milliseconds rescue_interval{5000};  ///< how often overdue tasks are failed and refunded
-  std::chrono::hours media_retention{168};          ///< outputs older than this are deleted
+  std::string id;                               ///< lease owner name, for operators
+  int concurrency = 1;                          ///< tasks held at once
+  int render_threads = 1;                       ///< threads running engines
+  std::chrono::milliseconds lease{};            ///< a task is taken over if not extended for this long
+  std::chrono::milliseconds poll{};             ///< claim this often even without a wake-up
+  std::chrono::milliseconds rescue_interval{};  ///< how often overdue tasks are failed and refunded
+  std::chrono::hours media_retention{};         ///< outputs older than this are deleted
 };
+
+/// The worker's settings from the process configuration: the id defaults to host name and process id,
+/// render threads to one per core.
+worker_settings worker_settings_from(const config& cfg);
 
 class worker {
  public:
