@@ -22,6 +22,18 @@ struct pool_access {
   static void drop_idle(connection_pool& pool);
 };
 
+/// A prepared statement: its name is written once, beside its SQL, and used both to prepare it on
+/// every new connection and to run it.
+struct statement {
+  const char* name;
+  std::string sql;
+};
+
+/// Prepares `s` on `c`.
+inline void prepare(pqxx::connection& c, const statement& s) {
+  c.prepare(s.name, s.sql);
+}
+
 /// A nullable text column.
 inline std::optional<std::string> optional_text(const pqxx::field& f) {
   return f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str());

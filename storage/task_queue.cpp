@@ -11,7 +11,8 @@ namespace {
 
 // run_after doubles as the lease expiry while a task is held, so "due" is one indexed predicate
 // (tasks_due: run_after WHERE status IN (1, 2)) for new tasks, retries and abandoned leases alike.
-constexpr const char* claim_sql = R"sql(
+// Columns as read_claimed reads them.
+const detail::statement claim_statement{"claim_due", R"sql(
 UPDATE tasks t
 SET status = 2, lease_owner = $1, lease_token = gen_random_uuid(),
     lease_expires_at = now() + $2::bigint * interval '1 millisecond',
@@ -25,14 +26,14 @@ WHERE t.id IN (
     FOR UPDATE SKIP LOCKED)
 RETURNING t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect_ratio, t.image_urls::text,
           t.engine, t.attempts, t.max_attempts, t.provider_job, t.error
-)sql";
+)sql"};
 
-constexpr const char* extend_sql = R"sql(
+const detail::statement extend_statement{"extend_lease", R"sql(
 UPDATE tasks SET lease_expires_at = now() + $3::bigint * interval '1 millisecond',
                  run_after = now() + $3::bigint * interval '1 millisecond'
 WHERE id = $1 AND lease_token = $2::uuid AND status = 2
 RETURNING id
-)sql";
+)sql"};
 
 // Every lease end of a batch in one statement: the ends arrive as parallel arrays (kind as in
 // lease_end::kind: 0 succeeded, 1 failed, 2 retry, 3 wait, 4 give back), each applied only while its
@@ -98,19 +99,45 @@ WITH overdue AS (
     RETURNING t.id, t.account_id, t.credits
 ),)sql";
 
-constexpr const char* count_due_sql = R"sql(
+const detail::statement count_due_statement{"count_due", R"sql(
 SELECT count(*) FROM tasks
 WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()
-)sql";
+)sql"};
 
-constexpr const char* queue_stats_sql = R"sql(
+const detail::statement queue_stats_statement{"queue_stats", R"sql(
 SELECT count(*) FILTER (WHERE due),
        coalesce(extract(epoch FROM now() - min(run_after) FILTER (WHERE due)), 0)::float8,
        count(*) FILTER (WHERE status = 2 AND provider_job IS NOT NULL)
 FROM (SELECT status, run_after, provider_job,
              run_after <= now() AND attempts < max_attempts AND deadline_at > now() AS due
       FROM tasks WHERE status IN (1, 2)) AS open
-)sql";
+)sql"};
+
+const detail::statement end_leases_statement{
+    "end_leases", std::string(end_leases_head) + refund_cte + "SELECT id FROM ended"};
+const detail::statement rescue_statement{
+    "rescue_overdue", std::string(rescue_head) + refund_cte + "SELECT count(*) FROM failed"};
+
+// The one reader of claim_statement's rows.
+claimed_task read_claimed(const pqxx::row& row) {
+  claimed_task t;
+  t.id = row[0].c_str();
+  t.lease_token = row[1].c_str();
+  t.model_id = row[2].c_str();
+  t.type = parse_task_type(row[3].c_str()).value_or(task_type::image);
+  t.prompt = row[4].c_str();
+  t.aspect_ratio = row[5].c_str();
+  const boost::json::value urls = boost::json::parse(row[6].c_str());  // named: the loop borrows from it
+  for (const auto& url : urls.as_array()) {
+    t.image_urls.emplace_back(url.as_string());
+  }
+  t.engine = row[7].c_str();
+  t.attempt = row[8].as<int>();
+  t.max_attempts = row[9].as<int>();
+  t.provider_job = detail::optional_text(row[10]);
+  t.last_error = detail::optional_text(row[11]);
+  return t;
+}
 
 // Runs a lease-guarded statement and reports whether it matched the held task.
 template <class... Args>
@@ -125,12 +152,10 @@ bool guarded(connection_pool& pool, const char* statement, const Args&... args) 
 
 namespace detail {
 void prepare_queue_statements(pqxx::connection& c) {
-  c.prepare("claim_due", claim_sql);
-  c.prepare("extend_lease", extend_sql);
-  c.prepare("end_leases", std::string(end_leases_head) + refund_cte + "SELECT id FROM ended");
-  c.prepare("rescue_overdue", std::string(rescue_head) + refund_cte + "SELECT count(*) FROM failed");
-  c.prepare("count_due", count_due_sql);
-  c.prepare("queue_stats", queue_stats_sql);
+  for (const statement* s : {&claim_statement, &extend_statement, &end_leases_statement, &rescue_statement,
+                             &count_due_statement, &queue_stats_statement}) {
+    prepare(c, *s);
+  }
 }
 }  // namespace detail
 
@@ -139,24 +164,8 @@ std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owne
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);  // one statement: the claim commits on its own, holding nothing
     std::vector<claimed_task> out;
-    for (const auto& row : tx.exec_prepared("claim_due", std::string(owner), lease.count(), limit)) {
-      claimed_task t;
-      t.id = row[0].c_str();
-      t.lease_token = row[1].c_str();
-      t.model_id = row[2].c_str();
-      t.type = parse_task_type(row[3].c_str()).value_or(task_type::image);
-      t.prompt = row[4].c_str();
-      t.aspect_ratio = row[5].c_str();
-      const boost::json::value urls = boost::json::parse(row[6].c_str());  // named: the loop borrows from it
-      for (const auto& url : urls.as_array()) {
-        t.image_urls.emplace_back(url.as_string());
-      }
-      t.engine = row[7].c_str();
-      t.attempt = row[8].as<int>();
-      t.max_attempts = row[9].as<int>();
-      t.provider_job = detail::optional_text(row[10]);
-      t.last_error = detail::optional_text(row[11]);
-      out.push_back(std::move(t));
+    for (const auto& row : tx.exec_prepared(claim_statement.name, std::string(owner), lease.count(), limit)) {
+      out.push_back(read_claimed(row));
     }
     return out;
   });
@@ -164,7 +173,7 @@ std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owne
 
 bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
                   std::chrono::milliseconds lease) {
-  return guarded(pool, "extend_lease", std::string(task_id), std::string(lease_token), lease.count());
+  return guarded(pool, extend_statement.name, std::string(task_id), std::string(lease_token), lease.count());
 }
 
 lease_end lease_end::succeeded(std::string task_id, std::string lease_token, task_outputs outputs) {
@@ -251,8 +260,8 @@ std::vector<bool> end_leases(connection_pool& pool, const std::vector<lease_end>
   const std::set<std::string> applied = detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);  // one statement: it commits on its own
     std::set<std::string> out;
-    for (const auto& row :
-         tx.exec_prepared("end_leases", ids, tokens, kinds, images, videos, audios, errors, delays, jobs)) {
+    for (const auto& row : tx.exec_prepared(end_leases_statement.name, ids, tokens, kinds, images, videos,
+                                            audios, errors, delays, jobs)) {
       out.insert(row[0].c_str());
     }
     return out;
@@ -272,14 +281,14 @@ bool end_lease(connection_pool& pool, const lease_end& end) {
 int rescue_overdue(connection_pool& pool, int limit) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
-    return tx.exec_prepared1("rescue_overdue", limit)[0].as<int>();
+    return tx.exec_prepared1(rescue_statement.name, limit)[0].as<int>();
   });
 }
 
 queue_stats read_queue_stats(connection_pool& pool) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
-    const auto row = tx.exec_prepared1("queue_stats");
+    const auto row = tx.exec_prepared1(queue_stats_statement.name);
     return queue_stats{row[0].as<std::int64_t>(), row[1].as<double>(), row[2].as<std::int64_t>()};
   });
 }
@@ -287,7 +296,7 @@ queue_stats read_queue_stats(connection_pool& pool) {
 std::int64_t count_due(connection_pool& pool) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
-    return tx.exec_prepared1("count_due")[0].as<std::int64_t>();
+    return tx.exec_prepared1(count_due_statement.name)[0].as<std::int64_t>();
   });
 }
 

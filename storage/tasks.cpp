@@ -12,7 +12,7 @@ const problem bad_key{errc::unauthorized, "invalid or revoked API key"};
 // One statement is one transaction: authentication, the guarded debit, the task and its ledger
 // charge commit together or not at all. The outer SELECT always returns one row so that a missing
 // key (account_id NULL) and insufficient credits (created_at NULL) can be told apart.
-constexpr const char* create_sql = R"sql(
+const detail::statement create_statement{"create_task", R"sql(
 WITH key AS (
     SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL
 ), debit AS (
@@ -32,29 +32,48 @@ WITH key AS (
 )
 SELECT (SELECT account_id FROM key),
        (SELECT floor(extract(epoch FROM created_at))::bigint FROM task)
-)sql";
+)sql"};
 
-constexpr const char* find_sql = R"sql(
+// Columns as read_task reads them.
+const detail::statement find_statement{"find_task", R"sql(
 SELECT k.account_id, t.id, t.model_id, t.task_type, t.status, t.credits,
        floor(extract(epoch FROM t.created_at))::bigint, t.image_object, t.video_object, t.audio_object, t.error
 FROM api_keys k
 LEFT JOIN tasks t ON t.id = $2 AND t.account_id = k.account_id
 WHERE k.key_hash = $1 AND k.revoked_at IS NULL
-)sql";
+)sql"};
 
-constexpr const char* authenticate_sql =
-    "SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL";
+const detail::statement authenticate_statement{
+    "authenticate", "SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"};
 
-constexpr const char* details_sql = "SELECT row_to_json(t)::text FROM tasks t WHERE id = $1";
+const detail::statement details_statement{"task_details",
+                                          "SELECT row_to_json(t)::text FROM tasks t WHERE id = $1"};
+
+// The one reader of find_statement's rows.
+task_record read_task(const pqxx::row& row) {
+  task_record t;
+  t.account_id = row[0].as<std::int64_t>();
+  t.id = row[1].c_str();
+  t.model_id = row[2].c_str();
+  t.type = parse_task_type(row[3].c_str()).value_or(task_type::image);
+  t.status = static_cast<task_status>(row[4].as<int>());
+  t.credits = row[5].as<std::int64_t>();
+  t.created_at = row[6].as<std::int64_t>();
+  t.image_object = detail::optional_text(row[7]);
+  t.video_object = detail::optional_text(row[8]);
+  t.audio_object = detail::optional_text(row[9]);
+  t.error = detail::optional_text(row[10]);
+  return t;
+}
 
 }  // namespace
 
 namespace detail {
 void prepare_task_statements(pqxx::connection& c) {
-  c.prepare("create_task", create_sql);
-  c.prepare("find_task", find_sql);
-  c.prepare("authenticate", authenticate_sql);
-  c.prepare("task_details", details_sql);
+  for (const statement* s :
+       {&create_statement, &find_statement, &authenticate_statement, &details_statement}) {
+    prepare(c, *s);
+  }
 }
 }  // namespace detail
 
@@ -69,10 +88,10 @@ outcome<created_task> create_task(connection_pool& pool, std::string_view key_ha
   const std::string urls_json = boost::json::serialize(urls);
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<created_task> {
     pqxx::nontransaction tx(c);  // a single statement commits atomically on its own
-    const pqxx::result r =
-        tx.exec_prepared("create_task", std::string(key_hash), std::string(task_id), std::string(request_id),
-                         model.id, std::string(to_string(model.type)), request.prompt, request.aspect_ratio,
-                         urls_json, model.price, model.engine, model.max_attempts, model.deadline_seconds);
+    const pqxx::result r = tx.exec_prepared(
+        create_statement.name, std::string(key_hash), std::string(task_id), std::string(request_id), model.id,
+        std::string(to_string(model.type)), request.prompt, request.aspect_ratio, urls_json, model.price,
+        model.engine, model.max_attempts, model.deadline_seconds);
     if (r[0][0].is_null()) {
       return bad_key;
     }
@@ -87,7 +106,7 @@ outcome<created_task> create_task(connection_pool& pool, std::string_view key_ha
 outcome<task_record> find_task(connection_pool& pool, std::string_view key_hash, std::string_view task_id) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<task_record> {
     pqxx::nontransaction tx(c);
-    const pqxx::result r = tx.exec_prepared("find_task", std::string(key_hash), std::string(task_id));
+    const pqxx::result r = tx.exec_prepared(find_statement.name, std::string(key_hash), std::string(task_id));
     if (r.empty()) {
       return bad_key;
     }
@@ -95,26 +114,14 @@ outcome<task_record> find_task(connection_pool& pool, std::string_view key_hash,
     if (row[1].is_null()) {
       return fail(errc::not_found, "task not found");
     }
-    task_record t;
-    t.account_id = row[0].as<std::int64_t>();
-    t.id = row[1].c_str();
-    t.model_id = row[2].c_str();
-    t.type = parse_task_type(row[3].c_str()).value_or(task_type::image);
-    t.status = static_cast<task_status>(row[4].as<int>());
-    t.credits = row[5].as<std::int64_t>();
-    t.created_at = row[6].as<std::int64_t>();
-    t.image_object = detail::optional_text(row[7]);
-    t.video_object = detail::optional_text(row[8]);
-    t.audio_object = detail::optional_text(row[9]);
-    t.error = detail::optional_text(row[10]);
-    return t;
+    return read_task(row);
   });
 }
 
 outcome<std::int64_t> authenticate(connection_pool& pool, std::string_view key_hash) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<std::int64_t> {
     pqxx::nontransaction tx(c);
-    const pqxx::result r = tx.exec_prepared("authenticate", std::string(key_hash));
+    const pqxx::result r = tx.exec_prepared(authenticate_statement.name, std::string(key_hash));
     if (r.empty()) {
       return bad_key;
     }
@@ -125,7 +132,7 @@ outcome<std::int64_t> authenticate(connection_pool& pool, std::string_view key_h
 std::optional<std::string> task_details_json(connection_pool& pool, std::string_view task_id) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> std::optional<std::string> {
     pqxx::nontransaction tx(c);
-    const pqxx::result r = tx.exec_prepared("task_details", std::string(task_id));
+    const pqxx::result r = tx.exec_prepared(details_statement.name, std::string(task_id));
     return r.empty() ? std::nullopt : std::optional<std::string>(r[0][0].c_str());
   });
 }
