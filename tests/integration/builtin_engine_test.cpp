@@ -50,10 +50,10 @@ double number(const boost::json::value& v) {
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(builtin_engine_suite, engine_fixture)
+BOOST_FIXTURE_TEST_SUITE(builtin_engine, engine_fixture)
 
 BOOST_AUTO_TEST_CASE(images_are_png_sized_by_aspect_ratio_and_deterministic) {
-  builtin_engine engine({});
+  engines::builtin_engine engine({});
   const auto wide = engine.run(job("vendor3-image-2", "a red fox in snow", "16:9"), media);
   BOOST_TEST_REQUIRE((wide.result == engine_outcome::kind::succeeded));
   BOOST_TEST_REQUIRE(wide.image.has_value());
@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(images_are_png_sized_by_aspect_ratio_and_deterministic) {
 }
 
 BOOST_AUTO_TEST_CASE(videos_are_h264_with_an_aac_soundtrack) {
-  builtin_engine engine({});
+  engines::builtin_engine engine({});
   const auto out = engine.run(job("vendor1-flash", "waves on a shore", "9:16"), media);
   BOOST_TEST_REQUIRE((out.result == engine_outcome::kind::succeeded));
   BOOST_TEST_REQUIRE(out.video.has_value());
@@ -102,11 +102,11 @@ BOOST_AUTO_TEST_CASE(videos_are_h264_with_an_aac_soundtrack) {
 }
 
 BOOST_AUTO_TEST_CASE(simulated_failures_and_latency_come_from_the_settings) {
-  builtin_engine failing(parse_builtin_settings(R"({"failure_rate":1})"));
+  engines::builtin_engine failing(parse_builtin_settings(R"({"failure_rate":1})"));
   const auto failed = failing.run(job("vendor4-2", "x", "1:1"), media);
   BOOST_TEST((failed.result == engine_outcome::kind::failed));
   BOOST_TEST(failed.error.find("simulated") != std::string::npos);
-  builtin_engine flaky(parse_builtin_settings(R"({"retry_rate":1,"latency_ms":250})"));
+  engines::builtin_engine flaky(parse_builtin_settings(R"({"retry_rate":1,"latency_ms":250})"));
   BOOST_TEST((flaky.run(job("vendor4-2", "x", "1:1"), media).result == engine_outcome::kind::retry));
   BOOST_TEST(flaky.latency(job("vendor4-2", "x", "1:1")).count() == 250);
   BOOST_CHECK_THROW(parse_builtin_settings(R"({"failure_rate":2})"), std::invalid_argument);

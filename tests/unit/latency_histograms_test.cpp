@@ -15,7 +15,7 @@ double relative_error(std::uint64_t got, std::uint64_t want) {
 }
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(latency_histogram_suite)
+BOOST_AUTO_TEST_SUITE(latency_histograms)
 
 BOOST_AUTO_TEST_CASE(small_values_are_exact) {
   latency_histogram h;

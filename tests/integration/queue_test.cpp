@@ -1,10 +1,10 @@
 // The worker side of the task lifecycle against a real PostgreSQL: disjoint claims, lease
 // compare-and-set, retries that never move a task backwards, and refunds exactly once.
 
-#include "storage/task_queue.hpp"
 #include "core/catalog.hpp"
 #include "core/ids.hpp"
 #include "storage/accounts.hpp"
+#include "storage/task_queue.hpp"
 #include "storage/tasks.hpp"
 #include "tests/support/gesso_env.hpp"
 
