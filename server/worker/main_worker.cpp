@@ -7,12 +7,9 @@
 #include "server/runtime/process_setup.hpp"
 #include "server/worker/worker.hpp"
 
-#include <unistd.h>
-
 #include <csignal>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 int main() {
   using namespace gesso;
