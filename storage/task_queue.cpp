@@ -139,15 +139,6 @@ claimed_task read_claimed(const pqxx::row& row) {
   return t;
 }
 
-// Runs a lease-guarded statement and reports whether it matched the held task.
-template <class... Args>
-bool guarded(connection_pool& pool, const char* statement, const Args&... args) {
-  return detail::with_connection(pool, [&](pqxx::connection& c) {
-    pqxx::nontransaction tx(c);
-    return !tx.exec_prepared(statement, args...).empty();
-  });
-}
-
 }  // namespace
 
 namespace detail {
@@ -173,7 +164,12 @@ std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owne
 
 bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_view lease_token,
                   std::chrono::milliseconds lease) {
-  return guarded(pool, extend_statement.name, std::string(task_id), std::string(lease_token), lease.count());
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    return !tx.exec_prepared(extend_statement.name, std::string(task_id), std::string(lease_token),
+                             lease.count())
+                .empty();
+  });
 }
 
 lease_end lease_end::succeeded(std::string task_id, std::string lease_token, task_outputs outputs) {

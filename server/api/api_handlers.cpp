@@ -177,7 +177,7 @@ api_metrics::api_metrics()
       credits_charged(registry.counter("gesso_credits_charged_total", "Credits charged at create, by model.",
                                        {"model"})) {}
 
-std::optional<response> refuse_before_body(api_context*, const request& header, exchange* ex) {
+std::optional<response> refuse_before_body(const request& header, exchange* ex) {
   const matched_route m = match_route(header.target());
   if (auto refused = route_refusal(m, header.method(), ex)) {
     return refused;

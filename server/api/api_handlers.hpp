@@ -85,7 +85,7 @@ struct exchange {
 
 /// The refusal a request gets before its body is read (unknown route, wrong method, a create with a
 /// malformed key or a non-JSON Content-Type), or nothing; the frontend sends 100 Continue only after it.
-std::optional<response> refuse_before_body(api_context* ctx, const request& header, exchange* ex);
+std::optional<response> refuse_before_body(const request& header, exchange* ex);
 
 /// Answers one request. Never throws: every failure becomes a response (api_response.hpp).
 boost::asio::awaitable<response> handle_request(api_context* ctx, exchange* ex);

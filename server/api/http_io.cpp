@@ -71,7 +71,7 @@ asio::awaitable<std::optional<response>> read_request(const request_reading* r, 
     if (expects_continue(parser)) {
       // Only a request that will be read gets 100 Continue: the route, method, key shape and
       // Content-Type are checked first, so a client does not send a body that is refused anyway.
-      if (std::optional<response> early = refuse_before_body(r->api, parser.get(), ex)) {
+      if (std::optional<response> early = refuse_before_body(parser.get(), ex)) {
         co_return early;
       }
       http::response<http::empty_body> proceed(http::status::continue_, 11);

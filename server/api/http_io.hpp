@@ -19,7 +19,6 @@ namespace gesso::server {
 struct request_reading {
   const http_settings* settings;
   memory_budget* bodies;  ///< every body's memory is reserved here before it is read
-  api_context* api;       ///< asked before 100 Continue (refuse_before_body)
 };
 
 /// The read buffer's limit: a whole header block, one chunk-size line with its extensions, or a trailer

@@ -65,9 +65,9 @@ struct http_server::impl {
   asio::signal_set signals{control, SIGTERM, SIGINT};
   std::optional<task_signal> wake_workers;
   api_metrics metrics;
-  memory_budget bodies;  ///< request bodies held at once, all connections together
-  request_reading reading{&settings, &bodies, &api};  ///< what reading a request needs
-  std::optional<health_server> admin;                 ///< GESSO_ADMIN_LISTEN: /metrics
+  memory_budget bodies;                         ///< request bodies held at once, all connections together
+  request_reading reading{&settings, &bodies};  ///< what reading a request needs
+  std::optional<health_server> admin;           ///< GESSO_ADMIN_LISTEN: /metrics
   std::atomic<bool> drain_started{false};  ///< the drain began: /readyz fails, responses close connections
   std::atomic<bool> accepting_stopped{false};  ///< the grace is over: no longer accepting
   std::optional<asio::steady_timer> grace_timer;
