@@ -9,6 +9,16 @@
 namespace gesso::storage {
 namespace {
 
+// The fragments that more than one statement must agree on. A task is due for a claim when it is
+// queued or its lease has run out (run_after), and it still has attempts and time left; a lease ends by
+// clearing all three of its columns; a held task is changed only under its lease token.
+const std::string due =
+    "status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()";
+const std::string lease_cleared = "lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL";
+std::string held_under(std::string_view token) {
+  return "lease_token = " + std::string(token) + " AND status = 2";
+}
+
 // run_after doubles as the lease expiry while a task is held, so "due" is one indexed predicate
 // (tasks_due: run_after WHERE status IN (1, 2)) for new tasks, retries and abandoned leases alike.
 // Columns as read_claimed reads them.
@@ -20,7 +30,7 @@ SET status = 2, lease_owner = $1, lease_token = gen_random_uuid(),
     attempts = t.attempts + 1, started_at = coalesce(t.started_at, now())
 WHERE t.id IN (
     SELECT id FROM tasks
-    WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()
+    WHERE )sql" + due + R"sql(
     ORDER BY run_after
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
@@ -31,14 +41,14 @@ RETURNING t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect
 const detail::statement extend_statement{"extend_lease", R"sql(
 UPDATE tasks SET lease_expires_at = now() + $3::bigint * interval '1 millisecond',
                  run_after = now() + $3::bigint * interval '1 millisecond'
-WHERE id = $1 AND lease_token = $2::uuid AND status = 2
+WHERE id = $1 AND )sql" + held_under("$2::uuid") + R"sql(
 RETURNING id
 )sql"};
 
 // Every lease end of a batch in one statement: the ends arrive as parallel arrays (kind as in
 // lease_end::kind: 0 succeeded, 1 failed, 2 retry, 3 wait, 4 give back), each applied only while its
 // task is held under its token. Final ends drop inline inputs (sql/002); failed ones are refunded below.
-constexpr const char* end_leases_head = R"sql(
+const std::string end_leases_head = R"sql(
 WITH r AS (
     SELECT * FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
                          $8::bigint[], $9::text[])
@@ -56,9 +66,10 @@ WITH r AS (
                          WHEN r.kind = 4 THEN now() ELSE t.run_after END,
         attempts = CASE WHEN r.kind IN (3, 4) THEN t.attempts - 1 ELSE t.attempts END,
         provider_job = CASE WHEN r.kind = 3 THEN r.provider_job ELSE t.provider_job END,
-        lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+        )sql" + lease_cleared + R"sql(
     FROM r
-    WHERE t.id = r.id AND t.lease_token = r.token AND t.status = 2
+    WHERE t.id = r.id AND t.)sql" + held_under("r.token") +
+                                    R"sql(
     RETURNING t.id, t.account_id, t.credits, r.kind
 ), failed AS (
     SELECT id, account_id, credits FROM ended WHERE kind = 1
@@ -80,7 +91,7 @@ refund AS (
 )
 )sql";
 
-constexpr const char* rescue_head = R"sql(
+const std::string rescue_head = R"sql(
 WITH overdue AS (
     SELECT id FROM tasks
     WHERE status IN (1, 2) AND run_after <= now() AND (deadline_at <= now() OR attempts >= max_attempts)
@@ -89,7 +100,8 @@ WITH overdue AS (
     FOR UPDATE SKIP LOCKED
 ), failed AS (
     UPDATE tasks t
-    SET status = 4, finished_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+    SET status = 4, finished_at = now(), )sql" +
+                                lease_cleared + R"sql(,
         image_urls = without_inline_inputs(t.image_urls),
         error = CASE WHEN t.deadline_at <= now()
                      THEN 'the task did not finish before its deadline'
@@ -99,24 +111,21 @@ WITH overdue AS (
     RETURNING t.id, t.account_id, t.credits
 ),)sql";
 
-const detail::statement count_due_statement{"count_due", R"sql(
-SELECT count(*) FROM tasks
-WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts AND deadline_at > now()
-)sql"};
+const detail::statement count_due_statement{"count_due", "SELECT count(*) FROM tasks WHERE " + due};
 
 const detail::statement queue_stats_statement{"queue_stats", R"sql(
 SELECT count(*) FILTER (WHERE due),
        coalesce(extract(epoch FROM now() - min(run_after) FILTER (WHERE due)), 0)::float8,
        count(*) FILTER (WHERE status = 2 AND provider_job IS NOT NULL)
 FROM (SELECT status, run_after, provider_job,
-             run_after <= now() AND attempts < max_attempts AND deadline_at > now() AS due
+             ()sql" + due + R"sql() AS due
       FROM tasks WHERE status IN (1, 2)) AS open
 )sql"};
 
-const detail::statement end_leases_statement{
-    "end_leases", std::string(end_leases_head) + refund_cte + "SELECT id FROM ended"};
-const detail::statement rescue_statement{
-    "rescue_overdue", std::string(rescue_head) + refund_cte + "SELECT count(*) FROM failed"};
+const detail::statement end_leases_statement{"end_leases",
+                                             end_leases_head + refund_cte + "SELECT id FROM ended"};
+const detail::statement rescue_statement{"rescue_overdue",
+                                         rescue_head + refund_cte + "SELECT count(*) FROM failed"};
 
 // The one reader of claim_statement's rows.
 claimed_task read_claimed(const pqxx::row& row) {

@@ -13,7 +13,7 @@
 #include <map>
 #include <optional>
 
-namespace gesso::server {
+namespace gesso::admin {
 namespace json = boost::json;
 
 namespace {
@@ -240,8 +240,8 @@ int run_admin_cli(std::span<const std::string> args, std::ostream& out, std::ost
   }
   try {
     const arguments a = parse_arguments(args);
-    const config cfg = load_config_or_exit("gesso");
-    storage::connection_pool pool(pool_settings_or_exit("gesso", cfg));
+    const config cfg = runtime::load_config_or_exit("gesso");
+    storage::connection_pool pool(runtime::pool_settings_or_exit("gesso", cfg));
     return run(a, pool, out, err);
   } catch (const usage_error& e) {
     err << "gesso: " << e.message << "\n\n" << usage;
@@ -252,4 +252,4 @@ int run_admin_cli(std::span<const std::string> args, std::ostream& out, std::ost
   }
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::admin

@@ -8,5 +8,5 @@
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  return gesso::server::run_admin_cli(args, std::cout, std::cerr);
+  return gesso::admin::run_admin_cli(args, std::cout, std::cerr);
 }

@@ -14,7 +14,7 @@
 
 #include <array>
 
-namespace gesso::server {
+namespace gesso::api {
 namespace json = boost::json;
 using boost::asio::awaitable;
 
@@ -47,9 +47,9 @@ json::value task_json(const task_record& t, const media_links& links) {
   };
 }
 
-awaitable<response> create_task(api_context* ctx, exchange* ex) {
-  const request& req = ex->req;
-  const std::string& request_id = ex->request_id;
+awaitable<response> create_task(api_context* ctx, request_context* rc) {
+  const request& req = rc->req;
+  const std::string& request_id = rc->request_id;
   auto key = bearer_key(req);
   if (!key) {
     co_return problem_response(key.error(), request_id);
@@ -64,12 +64,12 @@ awaitable<response> create_task(api_context* ctx, exchange* ex) {
   }
   const std::string key_hash = hash_api_key(*key);
   const std::string task_id = new_task_id();
-  storage::connection_pool* database = ctx->database;
+  storage::connection_pool* connections = ctx->connections;
   const create_request& create = *parsed;
-  auto work = [database, &key_hash, &create, &task_id, &request_id] {
-    return storage::create_task(*database, key_hash, create, task_id, request_id);
+  auto work = [connections, &key_hash, &create, &task_id, &request_id] {
+    return storage::create_task(*connections, key_hash, create, task_id, request_id);
   };
-  const outcome<storage::created_task> created = co_await ctx->db->run(std::move(work));
+  const outcome<storage::created_task> created = co_await ctx->database_calls->run(std::move(work));
   if (!created) {
     co_return problem_response(created.error(), request_id);
   }
@@ -84,24 +84,26 @@ awaitable<response> create_task(api_context* ctx, exchange* ex) {
       request_id);
 }
 
-awaitable<response> query_task(api_context* ctx, exchange* ex, std::string_view task_id) {
-  const request& req = ex->req;
-  const std::string& request_id = ex->request_id;
+awaitable<response> query_task(api_context* ctx, request_context* rc, std::string_view task_id) {
+  const request& req = rc->req;
+  const std::string& request_id = rc->request_id;
   auto key = bearer_key(req);
   if (!key) {
     co_return problem_response(key.error(), request_id);
   }
   const std::string key_hash = hash_api_key(*key);
-  storage::connection_pool* database = ctx->database;
+  storage::connection_pool* connections = ctx->connections;
   if (!is_task_id(task_id)) {
     // Not an id we could have issued: authenticate, then answer exactly as for an unknown id.
-    auto work = [database, &key_hash] { return storage::authenticate(*database, key_hash); };
-    const outcome<std::int64_t> account = co_await ctx->db->run(std::move(work));
+    auto work = [connections, &key_hash] { return storage::authenticate(*connections, key_hash); };
+    const outcome<std::int64_t> account = co_await ctx->database_calls->run(std::move(work));
     co_return account ? problem_response({errc::not_found, "task not found"}, request_id)
                       : problem_response(account.error(), request_id);
   }
-  auto work = [database, &key_hash, task_id] { return storage::find_task(*database, key_hash, task_id); };
-  const outcome<task_record> task = co_await ctx->db->run(std::move(work));
+  auto work = [connections, &key_hash, task_id] {
+    return storage::find_task(*connections, key_hash, task_id);
+  };
+  const outcome<task_record> task = co_await ctx->database_calls->run(std::move(work));
   if (!task) {
     co_return problem_response(task.error(), request_id);
   }
@@ -115,10 +117,10 @@ awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
     co_return json_response(http::status::service_unavailable, json::object{{"status", "draining"}},
                             request_id);
   }
-  storage::connection_pool* database = ctx->database;
-  auto work = [database] {
+  storage::connection_pool* connections = ctx->connections;
+  auto work = [connections] {
     try {
-      database->ping();
+      connections->ping();
       return true;
     } catch (const storage::unavailable&) {
       return false;
@@ -126,8 +128,8 @@ awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
   };
   bool reachable = false;
   try {
-    reachable = co_await ctx->db->run(std::move(work));
-  } catch (const overloaded&) {
+    reachable = co_await ctx->database_calls->run(std::move(work));
+  } catch (const runtime::overloaded&) {
     co_return json_response(http::status::service_unavailable, json::object{{"status", "overloaded"}},
                             request_id);
   }
@@ -138,22 +140,22 @@ awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
   co_return json_response(http::status::ok, json::object{{"status", "ready"}}, request_id);
 }
 
-awaitable<response> route(api_context* ctx, exchange* ex) {
-  const request& req = ex->req;
-  const std::string& request_id = ex->request_id;
+awaitable<response> route(api_context* ctx, request_context* rc) {
+  const request& req = rc->req;
+  const std::string& request_id = rc->request_id;
   const matched_route m = match_route(req.target());
-  if (auto refused = route_refusal(m, req.method(), ex)) {
+  if (auto refused = route_refusal(m, req.method(), rc)) {
     co_return std::move(*refused);
   }
   switch (m.entry->id) {
     case endpoint::create:
-      co_return co_await create_task(ctx, ex);
+      co_return co_await create_task(ctx, rc);
     case endpoint::query:
-      co_return co_await query_task(ctx, ex, m.param);
+      co_return co_await query_task(ctx, rc, m.param);
     case endpoint::media: {
       const std::string_view target = req.target();
       const std::string_view query = target.size() > m.path.size() ? target.substr(m.path.size() + 1) : "";
-      co_return co_await serve_media(ctx, ex, m.param, query);
+      co_return co_await serve_media(ctx, rc, m.param, query);
     }
     case endpoint::readyz:
       co_return co_await readiness(ctx, request_id);
@@ -171,37 +173,37 @@ api_metrics::api_metrics()
       durations(
           registry.histogram("gesso_http_request_duration_seconds",
                              "Time from a request's first byte to its response being written, by route.",
-                             {"route"}, metrics::latency_bounds())),
+                             {"route"}, runtime::metrics::latency_bounds())),
       tasks_created(
           registry.counter("gesso_tasks_created_total", "Tasks accepted by create, by model.", {"model"})),
       credits_charged(registry.counter("gesso_credits_charged_total", "Credits charged at create, by model.",
                                        {"model"})) {}
 
-std::optional<response> refuse_before_body(const request& header, exchange* ex) {
+std::optional<response> refuse_before_body(const request& header, request_context* rc) {
   const matched_route m = match_route(header.target());
-  if (auto refused = route_refusal(m, header.method(), ex)) {
+  if (auto refused = route_refusal(m, header.method(), rc)) {
     return refused;
   }
   if (m.entry->id == endpoint::create) {
     if (auto key = bearer_key(header); !key) {
-      return problem_response(key.error(), ex->request_id);
+      return problem_response(key.error(), rc->request_id);
     }
     if (!is_json_content(header)) {
       return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
-                              ex->request_id);
+                              rc->request_id);
     }
   }
   return std::nullopt;
 }
 
-awaitable<response> handle_request(api_context* ctx, exchange* ex) {
+awaitable<response> handle_request(api_context* ctx, request_context* rc) {
   std::exception_ptr failure;
   try {
-    co_return co_await route(ctx, ex);
+    co_return co_await route(ctx, rc);
   } catch (...) {
     failure = std::current_exception();
   }
-  co_return exception_response(failure, ex->request_id);
+  co_return exception_response(failure, rc->request_id);
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

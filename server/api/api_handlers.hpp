@@ -19,7 +19,7 @@
 #include <string>
 #include <utility>
 
-namespace gesso::server {
+namespace gesso::api {
 
 /// How result URLs are made: absolute, on the public base URL, signed and expiring.
 struct media_links {
@@ -30,19 +30,19 @@ struct media_links {
 
 /// The API server's metric families (docs/operations.md#metrics); the frontend creates them.
 struct api_metrics {
-  metrics::registry registry;
-  metrics::counter_family& requests;
-  metrics::histogram_family& durations;
-  metrics::counter_family& tasks_created;
-  metrics::counter_family& credits_charged;
+  runtime::metrics::registry registry;
+  runtime::metrics::counter_family& requests;
+  runtime::metrics::histogram_family& durations;
+  runtime::metrics::counter_family& tasks_created;
+  runtime::metrics::counter_family& credits_charged;
   api_metrics();
 };
 
 /// What the handlers need; owned by main() and alive for the whole run.
 struct api_context {
   const catalog* models = nullptr;
-  storage::connection_pool* database = nullptr;
-  blocking_pool* db = nullptr;
+  storage::connection_pool* connections = nullptr;   ///< the database connections
+  runtime::blocking_pool* database_calls = nullptr;  ///< threads that wait on the database
   media_links* links = nullptr;
   const media::media_store* media = nullptr;
   task_signal* wake_workers = nullptr;     ///< pokes workers after creates (one NOTIFY per window)
@@ -76,7 +76,7 @@ inline constexpr std::size_t file_piece_bytes = 64 * 1024;
 
 /// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles
 /// class-type temporaries that live across a co_await (GCC PR 100611).
-struct exchange {
+struct request_context {
   request req;
   std::string request_id;
   std::string_view route = "other";  ///< set by the router: the metrics label of the endpoint
@@ -85,9 +85,9 @@ struct exchange {
 
 /// The refusal a request gets before its body is read (unknown route, wrong method, a create with a
 /// malformed key or a non-JSON Content-Type), or nothing; the frontend sends 100 Continue only after it.
-std::optional<response> refuse_before_body(const request& header, exchange* ex);
+std::optional<response> refuse_before_body(const request& header, request_context* rc);
 
 /// Answers one request. Never throws: every failure becomes a response (api_response.hpp).
-boost::asio::awaitable<response> handle_request(api_context* ctx, exchange* ex);
+boost::asio::awaitable<response> handle_request(api_context* ctx, request_context* rc);
 
-}  // namespace gesso::server
+}  // namespace gesso::api

@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-namespace gesso::server {
+namespace gesso::api {
 namespace json = boost::json;
 
 http::status status_of(errc code) {
@@ -74,7 +74,7 @@ response problem_response(const problem& p, std::string_view request_id) {
 response exception_response(std::exception_ptr error, std::string_view request_id) {
   try {
     std::rethrow_exception(std::move(error));
-  } catch (const overloaded& e) {
+  } catch (const runtime::overloaded& e) {
     log::write(log::level::warn, "overloaded", {{"request_id", request_id}, {"reason", e.what()}});
     return problem_response({errc::unavailable, "the service is overloaded; retry shortly"}, request_id);
   } catch (const storage::unavailable& e) {
@@ -93,4 +93,4 @@ response exception_response(std::exception_ptr error, std::string_view request_i
                        request_id);
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

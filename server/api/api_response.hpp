@@ -10,7 +10,7 @@
 #include <exception>
 #include <string_view>
 
-namespace gesso::server {
+namespace gesso::api {
 
 /// The fixed message of a successful create.
 inline constexpr std::string_view create_success_message = "任务提交成功";
@@ -31,4 +31,4 @@ response exception_response(std::exception_ptr error, std::string_view request_i
 /// The HTTP status of each errc.
 http::status status_of(errc code);
 
-}  // namespace gesso::server
+}  // namespace gesso::api

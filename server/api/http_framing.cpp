@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace gesso::server {
+namespace gesso::api {
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -110,4 +110,4 @@ std::string_view origin_form(std::string_view target) {
   return target.substr(path);
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

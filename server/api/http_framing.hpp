@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace gesso::server {
+namespace gesso::api {
 
 /// Why a request's header cannot be served (400, or 501 for a transfer coding the server does not
 /// implement); nothing when its framing is sound. The connection closes after such a refusal.
@@ -20,4 +20,4 @@ std::optional<problem> framing_problem(const http::request_header<>& header);
 /// server MUST accept the absolute form); other targets are returned unchanged.
 std::string_view origin_form(std::string_view target);
 
-}  // namespace gesso::server
+}  // namespace gesso::api

@@ -13,7 +13,7 @@
 #include <array>
 #include <vector>
 
-namespace gesso::server {
+namespace gesso::api {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
@@ -35,14 +35,15 @@ bool expects_continue(const http::request_parser<http::string_body>& parser) {
 // size plus 64 KiB, core/create_request.cpp) and the fields copied out of it.
 constexpr std::size_t body_memory_factor = 3;
 
-std::optional<response> refuse(errc code, std::string message, const exchange* ex) {
-  return problem_response({code, std::move(message)}, ex->request_id);
+std::optional<response> refuse(errc code, std::string message, const request_context* rc) {
+  return problem_response({code, std::move(message)}, rc->request_id);
 }
 
 }  // namespace
 
 asio::awaitable<std::optional<response>> read_request(const request_reading* r, beast::tcp_stream* stream,
-                                                      beast::flat_buffer* buffer, exchange* ex, bool* quit,
+                                                      beast::flat_buffer* buffer, request_context* rc,
+                                                      bool* quit,
                                                       std::optional<memory_budget::reservation>* held) {
   const http_settings* settings = r->settings;
   http::request_parser<http::string_body> parser;
@@ -52,7 +53,7 @@ asio::awaitable<std::optional<response>> read_request(const request_reading* r, 
   auto [ec, n] = co_await http::async_read_header(*stream, *buffer, parser, as_tuple_awaitable);
   if (!ec) {
     if (auto framing = framing_problem(parser.get())) {
-      co_return problem_response(*framing, ex->request_id);
+      co_return problem_response(*framing, rc->request_id);
     }
     const std::string_view target = parser.get().target();
     if (const std::string_view origin = origin_form(target); origin.size() != target.size()) {
@@ -64,14 +65,14 @@ asio::awaitable<std::optional<response>> read_request(const request_reading* r, 
       auto reserved = r->bodies->try_reserve(static_cast<std::size_t>(declared) * body_memory_factor);
       if (!reserved) {
         co_return refuse(errc::unavailable,
-                         "the server is receiving too many large request bodies at once; retry shortly", ex);
+                         "the server is receiving too many large request bodies at once; retry shortly", rc);
       }
       held->emplace(std::move(*reserved));
     }
     if (expects_continue(parser)) {
       // Only a request that will be read gets 100 Continue: the route, method, key shape and
       // Content-Type are checked first, so a client does not send a body that is refused anyway.
-      if (std::optional<response> early = refuse_before_body(parser.get(), ex)) {
+      if (std::optional<response> early = refuse_before_body(parser.get(), rc)) {
         co_return early;
       }
       http::response<http::empty_body> proceed(http::status::continue_, 11);
@@ -87,19 +88,19 @@ asio::awaitable<std::optional<response>> read_request(const request_reading* r, 
     co_return refuse(
         errc::payload_too_large,
         "request body is larger than the limit of " + std::to_string(settings->max_body_bytes) + " bytes",
-        ex);
+        rc);
   }
   if (ec == http::error::header_limit) {
     co_return refuse(errc::header_too_large,
                      "request headers are larger than the limit of " +
                          std::to_string(settings->max_header_bytes) + " bytes",
-                     ex);
+                     rc);
   }
   if (ec == http::error::buffer_overflow) {
     co_return refuse(errc::malformed_request,
                      "a chunk-size line or trailer is longer than " +
                          std::to_string(read_buffer_limit(*settings)) + " bytes",
-                     ex);
+                     rc);
   }
   if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
       ec == asio::error::operation_aborted || ec == asio::error::eof || ec == asio::error::connection_reset ||
@@ -108,9 +109,9 @@ asio::awaitable<std::optional<response>> read_request(const request_reading* r, 
     co_return std::nullopt;
   }
   if (ec) {
-    co_return refuse(errc::malformed_request, "malformed HTTP request: " + ec.message(), ex);
+    co_return refuse(errc::malformed_request, "malformed HTTP request: " + ec.message(), rc);
   }
-  ex->req = parser.release();
+  rc->req = parser.release();
   co_return std::nullopt;
 }
 
@@ -136,13 +137,13 @@ asio::awaitable<void> linger(beast::tcp_stream* stream) {
 // after the header in pieces of at most file_piece_bytes, so a download holds no more than one piece.
 asio::awaitable<boost::system::error_code> write_response(const http_settings* settings,
                                                           beast::tcp_stream* stream, response* res,
-                                                          exchange* ex, bool head) {
+                                                          request_context* rc, bool head) {
   if (head && !res->body().empty()) {
     res->content_length(res->body().size());
     res->body().clear();
   }
   stream->expires_after(settings->write_timeout);
-  if (!ex->file || head) {
+  if (!rc->file || head) {
     auto [ec, n] = co_await http::async_write(*stream, *res, as_tuple_awaitable);
     co_return ec;
   }
@@ -152,13 +153,13 @@ asio::awaitable<boost::system::error_code> write_response(const http_settings* s
     co_return hec;
   }
   std::vector<char> piece(
-      static_cast<std::size_t>(std::min<std::uint64_t>(file_piece_bytes, ex->file->length)));
-  for (std::uint64_t sent = 0; sent < ex->file->length;) {
+      static_cast<std::size_t>(std::min<std::uint64_t>(file_piece_bytes, rc->file->length)));
+  for (std::uint64_t sent = 0; sent < rc->file->length;) {
     const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), ex->file->length - sent));
-    const std::size_t got = ex->file->read(piece.data(), want, ex->file->offset + sent);
+        static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), rc->file->length - sent));
+    const std::size_t got = rc->file->read(piece.data(), want, rc->file->offset + sent);
     if (got == 0) {  // the file shrank or vanished: the client sees a short body and the connection close
-      log::write(log::level::warn, "media_read_failed", {{"request_id", ex->request_id}});
+      log::write(log::level::warn, "media_read_failed", {{"request_id", rc->request_id}});
       co_return asio::error::make_error_code(asio::error::eof);
     }
     stream->expires_after(settings->write_timeout);
@@ -171,4 +172,4 @@ asio::awaitable<boost::system::error_code> write_response(const http_settings* s
   co_return boost::system::error_code{};
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

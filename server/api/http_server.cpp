@@ -30,7 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gesso::server {
+namespace gesso::api {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using asio::ip::tcp;
@@ -67,7 +67,7 @@ struct http_server::impl {
   api_metrics metrics;
   memory_budget bodies;                         ///< request bodies held at once, all connections together
   request_reading reading{&settings, &bodies};  ///< what reading a request needs
-  std::optional<health_server> admin;           ///< GESSO_ADMIN_LISTEN: /metrics
+  std::optional<runtime::health_server> admin;  ///< GESSO_ADMIN_LISTEN: /metrics
   std::atomic<bool> drain_started{false};  ///< the drain began: /readyz fails, responses close connections
   std::atomic<bool> accepting_stopped{false};  ///< the grace is over: no longer accepting
   std::optional<asio::steady_timer> grace_timer;
@@ -176,12 +176,12 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
     }
     c->idle = false;
     const auto started = std::chrono::steady_clock::now();
-    exchange ex;
-    ex.request_id = new_request_id();
+    request_context rc;
+    rc.request_id = new_request_id();
     bool quit = false;
     std::optional<memory_budget::reservation> body_memory;
     std::optional<response> refused =
-        co_await read_request(&s->reading, &c->stream, &buffer, &ex, &quit, &body_memory);
+        co_await read_request(&s->reading, &c->stream, &buffer, &rc, &quit, &body_memory);
     if (quit) {
       break;
     }
@@ -190,25 +190,25 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
     if (refused) {
       res = std::move(*refused);
     } else {
-      res = co_await handle_request(&s->api, &ex);
+      res = co_await handle_request(&s->api, &rc);
     }
     // Decided after handling: a drain that began meanwhile closes the connection after this response.
-    const bool keep_alive = !refused && ex.req.keep_alive() && !s->drain_started;
-    res.version(refused ? 11 : ex.req.version());
+    const bool keep_alive = !refused && rc.req.keep_alive() && !s->drain_started;
+    res.version(refused ? 11 : rc.req.version());
     res.keep_alive(keep_alive);
-    const bool head = !refused && ex.req.method() == http::verb::head;
-    const boost::system::error_code wec = co_await write_response(&s->settings, &c->stream, &res, &ex, head);
+    const bool head = !refused && rc.req.method() == http::verb::head;
+    const boost::system::error_code wec = co_await write_response(&s->settings, &c->stream, &res, &rc, head);
     body_memory.reset();
     const auto elapsed = std::chrono::steady_clock::now() - started;
-    const std::string_view route = ex.route;  // "other" for refused requests: never routed
+    const std::string_view route = rc.route;  // "other" for refused requests: never routed
     s->metrics.requests.add({route, std::to_string(res.result_int())});
     s->metrics.durations.observe({route}, std::chrono::duration<double>(elapsed).count());
     if (log::enabled(log::level::info)) {
       const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count();
       log::write(log::level::info, "request",
-                 {{"request_id", ex.request_id},
-                  {"method", refused ? "-" : std::string(ex.req.method_string())},
-                  {"path", refused ? "-" : log::printable(path_without_query(ex.req.target()))},
+                 {{"request_id", rc.request_id},
+                  {"method", refused ? "-" : std::string(rc.req.method_string())},
+                  {"path", refused ? "-" : log::printable(path_without_query(rc.req.target()))},
                   {"status", res.result_int()},
                   {"duration_us", micros}});
     }
@@ -286,7 +286,8 @@ http_settings http_settings_from(const config& cfg) {
     http.admin_host = cfg.admin_listen_host;
     http.admin_port = *cfg.admin_listen_port;
   }
-  http.max_connections = connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
+  http.max_connections =
+      runtime::connection_limit_within_open_files(static_cast<std::size_t>(cfg.max_connections));
   http.notify_window = cfg.notify_window;
   http.drain_grace = cfg.drain_grace;
   return http;
@@ -295,7 +296,7 @@ http_settings http_settings_from(const config& cfg) {
 http_server::http_server(http_settings settings, api_context api)
     : impl_(std::make_unique<impl>(std::move(settings))) {
   impl_->api = api;
-  impl_->wake_workers.emplace(impl_->ioc.get_executor(), *api.db, *api.database,
+  impl_->wake_workers.emplace(impl_->ioc.get_executor(), *api.database_calls, *api.connections,
                               impl_->settings.notify_window);
   impl_->api.wake_workers = &*impl_->wake_workers;
   impl_->api.drain_started = &impl_->drain_started;
@@ -305,19 +306,20 @@ http_server::http_server(http_settings settings, api_context api)
     std::lock_guard lock(s->registry_mutex);
     return static_cast<double>(s->registry.size());
   });
-  const blocking_pool* db = api.db;
-  s->metrics.registry.gauge("gesso_db_pool_in_use",
-                            "Database threads (= connections) running a request's work.",
-                            [db] { return static_cast<double>(std::min(db->in_flight(), db->threads())); });
-  s->metrics.registry.gauge("gesso_db_pool_waiting", "Requests waiting for a database thread.", [db] {
-    return static_cast<double>(db->in_flight() > db->threads() ? db->in_flight() - db->threads() : 0);
+  const runtime::blocking_pool* calls = api.database_calls;
+  s->metrics.registry.gauge(
+      "gesso_db_pool_in_use", "Database threads (= connections) running a request's work.",
+      [calls] { return static_cast<double>(std::min(calls->in_flight(), calls->threads())); });
+  s->metrics.registry.gauge("gesso_db_pool_waiting", "Requests waiting for a database thread.", [calls] {
+    return static_cast<double>(calls->in_flight() > calls->threads() ? calls->in_flight() - calls->threads()
+                                                                     : 0);
   });
   s->metrics.registry.gauge(
       "gesso_http_body_memory_bytes",
       "Bytes reserved for request bodies being read and parsed (GESSO_BODY_MEMORY_BYTES).",
       [s] { return static_cast<double>(s->bodies.in_use()); });
   s->metrics.registry.gauge("gesso_db_pool_threads", "Database threads (GESSO_DB_POOL_SIZE).",
-                            [db] { return static_cast<double>(db->threads()); });
+                            [calls] { return static_cast<double>(calls->threads()); });
 }
 
 http_server::~http_server() = default;
@@ -341,12 +343,14 @@ void http_server::run() {
   if (!s.settings.admin_host.empty()) {
     s.admin.emplace(s.settings.admin_host, s.settings.admin_port, [&s](std::string_view path) {
       if (path == "/metrics") {
-        return probe_answer{200, s.metrics.registry.render(), std::string(metrics::content_type)};
+        return runtime::probe_answer{200, s.metrics.registry.render(),
+                                     std::string(runtime::metrics::content_type)};
       }
       if (path == "/healthz") {
-        return probe_answer{200, R"({"status":"ok"})"};
+        return runtime::probe_answer{200, R"({"status":"ok"})"};
       }
-      return probe_answer{404, R"({"status":"no such endpoint; the admin listener serves /metrics"})"};
+      return runtime::probe_answer{404,
+                                   R"({"status":"no such endpoint; the admin listener serves /metrics"})"};
     });
     std::cout << "gesso-server admin on http://" << s.settings.admin_host << ":" << s.admin->port()
               << std::endl;
@@ -371,4 +375,4 @@ void http_server::run() {
   log::write(log::level::info, "stopped", {});
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-namespace gesso::server {
+namespace gesso::api {
 
 /// How the frontend listens and protects itself.
 /// How the frontend listens and protects itself. Every default lives in core/config.hpp: fill it with
@@ -65,4 +65,4 @@ class http_server {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace gesso::server
+}  // namespace gesso::api

@@ -4,10 +4,10 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-namespace gesso::server {
+namespace gesso::api {
 
 namespace http = boost::beast::http;
 using request = http::request<http::string_body>;
 using response = http::response<http::string_body>;
 
-}  // namespace gesso::server
+}  // namespace gesso::api

@@ -9,16 +9,16 @@
 
 int main() {
   using namespace gesso;
-  const config cfg = server::load_config_or_exit("gesso-server");
+  const config cfg = runtime::load_config_or_exit("gesso-server");
   log::set_level(cfg.log_level);
-  const catalog models = server::load_catalog_or_exit("gesso-server", cfg);
-  storage::connection_pool database(server::pool_settings_or_exit("gesso-server", cfg));
-  server::blocking_pool db(static_cast<std::size_t>(cfg.db_pool_size),
-                           static_cast<std::size_t>(cfg.db_queue_limit));
+  const catalog models = runtime::load_catalog_or_exit("gesso-server", cfg);
+  storage::connection_pool connections(runtime::pool_settings_or_exit("gesso-server", cfg));
+  runtime::blocking_pool database_calls(static_cast<std::size_t>(cfg.db_pool_size),
+                                        static_cast<std::size_t>(cfg.db_queue_limit));
 
-  const server::http_settings http = server::http_settings_from(cfg);
+  const api::http_settings http = api::http_settings_from(cfg);
 
-  server::media_links links{cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
+  api::media_links links{cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
   if (links.signing_key.empty()) {
     links.signing_key = new_api_key();  // 256 random bits
     log::write(
@@ -29,14 +29,14 @@ int main() {
   try {
     const media::media_store media(cfg.media_dir);
     const fetch_policy fetching{cfg.fetch_allowed_networks};
-    server::http_server frontend(
-        http, server::api_context{&models, &database, &db, &links, &media, nullptr, &fetching});
+    api::http_server frontend(
+        http, api::api_context{&models, &connections, &database_calls, &links, &media, nullptr, &fetching});
     frontend.run();
   } catch (const std::exception& e) {
     std::cerr << "gesso-server: " << e.what() << std::endl;
-    db.join();
+    database_calls.join();
     return 1;
   }
-  db.join();
+  database_calls.join();
   return 0;
 }

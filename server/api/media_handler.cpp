@@ -12,7 +12,7 @@
 #include <charconv>
 #include <chrono>
 
-namespace gesso::server {
+namespace gesso::api {
 
 file_body::~file_body() {
   if (fd_ >= 0) {
@@ -99,9 +99,9 @@ media_open open_media(const std::filesystem::path& path, std::string_view range_
 
 }  // namespace
 
-boost::asio::awaitable<response> serve_media(api_context* ctx, exchange* ex, std::string_view object,
+boost::asio::awaitable<response> serve_media(api_context* ctx, request_context* rc, std::string_view object,
                                              std::string_view query) {
-  const std::string& request_id = ex->request_id;
+  const std::string& request_id = rc->request_id;
   const std::string_view expires_text = query_value(query, "expires");
   std::int64_t expires = 0;
   const auto [end, ec] =
@@ -114,9 +114,9 @@ boost::asio::awaitable<response> serve_media(api_context* ctx, exchange* ex, std
     co_return problem_response({errc::forbidden, "invalid or expired media link"}, request_id);
   }
   const std::filesystem::path path = ctx->media->path_of(object);
-  const std::string range_header(ex->req[http::field::range]);
+  const std::string range_header(rc->req[http::field::range]);
   auto work = [&path, &range_header] { return open_media(path, range_header); };
-  media_open found = co_await ctx->db->run(std::move(work));
+  media_open found = co_await ctx->database_calls->run(std::move(work));
   if (!found.file) {
     co_return problem_response({errc::not_found, "media not found; it may have passed its retention period"},
                                request_id);
@@ -141,9 +141,9 @@ boost::asio::awaitable<response> serve_media(api_context* ctx, exchange* ex, std
   }
   res.content_length(length);
   if (length > 0) {
-    ex->file.emplace(std::move(*found.file));  // the frontend sends it in pieces after the header
+    rc->file.emplace(std::move(*found.file));  // the frontend sends it in pieces after the header
   }
   co_return res;
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

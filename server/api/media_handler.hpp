@@ -5,10 +5,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
-namespace gesso::server {
+namespace gesso::api {
 
 /// Answers a request under /media/.
-boost::asio::awaitable<response> serve_media(api_context* ctx, exchange* ex, std::string_view object,
+boost::asio::awaitable<response> serve_media(api_context* ctx, request_context* rc, std::string_view object,
                                              std::string_view query);
 
-}  // namespace gesso::server
+}  // namespace gesso::api

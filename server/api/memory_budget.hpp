@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <optional>
 
-namespace gesso::server {
+namespace gesso::api {
 
 class memory_budget {
  public:
@@ -54,4 +54,4 @@ class memory_budget {
   std::atomic<std::size_t> used_{0};
 };
 
-}  // namespace gesso::server
+}  // namespace gesso::api

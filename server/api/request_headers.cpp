@@ -4,7 +4,7 @@
 
 #include <boost/algorithm/string/predicate.hpp>
 
-namespace gesso::server {
+namespace gesso::api {
 
 outcome<std::string> bearer_key(const request& req) {
   const auto header = req.find(http::field::authorization);
@@ -43,4 +43,4 @@ bool is_json_content(const request& req) {
   return boost::algorithm::iequals(type, "application/json");
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

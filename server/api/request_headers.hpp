@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace gesso::server {
+namespace gesso::api {
 
 /// The API key of "Authorization: Bearer sk-…" (scheme case-insensitive, spaces around the key
 /// ignored), checked for shape only; unauthorized with a message saying what is wrong otherwise.
@@ -16,4 +16,4 @@ outcome<std::string> bearer_key(const request& req);
 /// Whether Content-Type is application/json (parameters such as charset allowed).
 bool is_json_content(const request& req);
 
-}  // namespace gesso::server
+}  // namespace gesso::api

@@ -2,7 +2,7 @@
 
 #include "server/api/api_response.hpp"
 
-namespace gesso::server {
+namespace gesso::api {
 namespace {
 
 constexpr std::string_view create_path = "/api/v1/tasks/create";
@@ -43,22 +43,22 @@ matched_route match_route(std::string_view target) {
   return m;
 }
 
-std::optional<response> route_refusal(const matched_route& m, http::verb method, exchange* ex) {
+std::optional<response> route_refusal(const matched_route& m, http::verb method, request_context* rc) {
   if (m.entry == nullptr) {
     return problem_response({errc::not_found,
                              "no such endpoint; the API is POST /api/v1/tasks/create and "
                              "GET /api/v1/tasks/{task_id}"},
-                            ex->request_id);
+                            rc->request_id);
   }
-  ex->route = m.entry->label;
+  rc->route = m.entry->label;
   if (method != m.entry->methods[0] && method != m.entry->methods[1]) {
     response res = problem_response({errc::method_not_allowed, "method not allowed; this endpoint accepts " +
                                                                    std::string(m.entry->allow)},
-                                    ex->request_id);
+                                    rc->request_id);
     res.set(http::field::allow, m.entry->allow);
     return res;
   }
   return std::nullopt;
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

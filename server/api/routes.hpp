@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-namespace gesso::server {
+namespace gesso::api {
 
 enum class endpoint { create, query, media, readyz, healthz };
 
@@ -31,7 +31,7 @@ struct matched_route {
 matched_route match_route(std::string_view target);
 
 /// 404 when no route matched, 405 with Allow when the route does not accept `method`; nothing when
-/// both fit. Sets ex->route to the route's label.
-std::optional<response> route_refusal(const matched_route& m, http::verb method, exchange* ex);
+/// both fit. Sets rc->route to the route's label.
+std::optional<response> route_refusal(const matched_route& m, http::verb method, request_context* rc);
 
-}  // namespace gesso::server
+}  // namespace gesso::api

@@ -10,7 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace gesso::server {
+namespace gesso::api {
 namespace asio = boost::asio;
 
 struct task_signal_access {
@@ -19,9 +19,9 @@ struct task_signal_access {
     co_await runtime::sleep_for(&timer, s->window_);
     s->armed_ = false;  // creates from now on arm the next window
     try {
-      storage::connection_pool* database = s->database_;
-      co_await s->db_->run_internal([database] {
-        storage::notify_tasks_created(*database);
+      storage::connection_pool* connections = s->connections_;
+      co_await s->database_calls_->run_internal([connections] {
+        storage::notify_tasks_created(*connections);
         return true;
       });
     } catch (const std::exception& e) {
@@ -37,4 +37,4 @@ void task_signal::poke() {
   }
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::api

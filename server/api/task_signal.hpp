@@ -10,13 +10,16 @@
 #include <atomic>
 #include <chrono>
 
-namespace gesso::server {
+namespace gesso::api {
 
 class task_signal {
  public:
-  task_signal(boost::asio::any_io_executor executor, blocking_pool& db, storage::connection_pool& database,
-              std::chrono::milliseconds window)
-      : executor_(std::move(executor)), db_(&db), database_(&database), window_(window) {}
+  task_signal(boost::asio::any_io_executor executor, runtime::blocking_pool& database_calls,
+              storage::connection_pool& connections, std::chrono::milliseconds window)
+      : executor_(std::move(executor)),
+        database_calls_(&database_calls),
+        connections_(&connections),
+        window_(window) {}
 
   /// Called after each successful create, from any thread.
   void poke();
@@ -24,10 +27,10 @@ class task_signal {
  private:
   friend struct task_signal_access;
   boost::asio::any_io_executor executor_;
-  blocking_pool* db_;
-  storage::connection_pool* database_;
+  runtime::blocking_pool* database_calls_;
+  storage::connection_pool* connections_;
   std::chrono::milliseconds window_;
   std::atomic<bool> armed_{false};
 };
 
-}  // namespace gesso::server
+}  // namespace gesso::api

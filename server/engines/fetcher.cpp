@@ -32,7 +32,7 @@ using runtime::as_tuple_awaitable;
 constexpr std::size_t answer_buffer_bytes = 32 * 1024;
 
 // What one request/response exchange gave.
-struct exchange_result {
+struct fetched_answer {
   unsigned status = 0;
   std::string location = {};
   std::string body = {};
@@ -62,8 +62,8 @@ struct outgoing {
 };
 
 template <class Stream>
-asio::awaitable<exchange_result> request_over(Stream* stream, const outgoing* out, std::size_t max_bytes) {
-  exchange_result r;
+asio::awaitable<fetched_answer> request_over(Stream* stream, const outgoing* out, std::size_t max_bytes) {
+  fetched_answer r;
   http::request<http::string_body> req(http::string_to_verb(out->method), out->target, 11);
   req.set(http::field::host, out->host_header);
   req.set(http::field::user_agent, "gesso/1");
@@ -102,14 +102,14 @@ asio::awaitable<exchange_result> request_over(Stream* stream, const outgoing* ou
   co_return r;
 }
 
-asio::awaitable<exchange_result> exchange_once(std::shared_ptr<const outgoing> out, std::string port,
-                                               bool tls, std::size_t max_bytes) {
+asio::awaitable<fetched_answer> fetch_once(std::shared_ptr<const outgoing> out, std::string port, bool tls,
+                                           std::size_t max_bytes) {
   const std::string& host = out->host;
   const auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
   auto [ec, endpoints] = co_await resolver.async_resolve(host, port, as_tuple_awaitable);
   if (ec) {
-    co_return exchange_result{.error = "cannot resolve " + host + ": " + ec.message()};
+    co_return fetched_answer{.error = "cannot resolve " + host + ": " + ec.message()};
   }
   // Check every address the name resolved to; connect only to those that passed, so a second
   // resolution (DNS rebinding) cannot swap in another address.
@@ -130,15 +130,15 @@ asio::awaitable<exchange_result> exchange_once(std::shared_ptr<const outgoing> o
     }
   }
   if (allowed.empty()) {
-    co_return exchange_result{.error = "refused to connect to " + host + ": it resolves to " + refused};
+    co_return fetched_answer{.error = "refused to connect to " + host + ": it resolves to " + refused};
   }
   beast::tcp_stream tcp(executor);
   auto [cec, connected] = co_await tcp.async_connect(allowed, as_tuple_awaitable);
   if (cec) {
-    co_return exchange_result{.error = "cannot connect to " + host + ": " + cec.message()};
+    co_return fetched_answer{.error = "cannot connect to " + host + ": " + cec.message()};
   }
   if (!tls) {
-    exchange_result r = co_await request_over(&tcp, out.get(), max_bytes);
+    fetched_answer r = co_await request_over(&tcp, out.get(), max_bytes);
     co_return r;
   }
   asio::ssl::context context(asio::ssl::context::tls_client);
@@ -149,9 +149,9 @@ asio::awaitable<exchange_result> exchange_once(std::shared_ptr<const outgoing> o
   SSL_set_tlsext_host_name(stream.native_handle(), host.c_str());
   auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, as_tuple_awaitable);
   if (hec) {
-    co_return exchange_result{.error = "TLS with " + host + " failed: " + hec.message()};
+    co_return fetched_answer{.error = "TLS with " + host + " failed: " + hec.message()};
   }
-  exchange_result r = co_await request_over(&stream, out.get(), max_bytes);
+  fetched_answer r = co_await request_over(&stream, out.get(), max_bytes);
   co_return r;
 }
 
@@ -176,9 +176,9 @@ checked<http_answer> request_until(const boost::urls::url_view& url, const http_
   out->policy = policy;
   const std::string port = url.has_port() ? std::string(url.port()) : (tls ? "443" : "80");
   asio::io_context ioc;
-  std::optional<exchange_result> result;
-  asio::co_spawn(ioc, exchange_once(out, port, tls, max_bytes),
-                 [&result](std::exception_ptr error, exchange_result r) {
+  std::optional<fetched_answer> result;
+  asio::co_spawn(ioc, fetch_once(out, port, tls, max_bytes),
+                 [&result](std::exception_ptr error, fetched_answer r) {
                    if (error) {
                      r.error = "the request failed unexpectedly";
                    }

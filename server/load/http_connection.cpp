@@ -34,10 +34,10 @@ http_connection::http_connection(asio::any_io_executor executor,
                                  const asio::ip::tcp::resolver::results_type* endpoints)
     : stream_(std::move(executor)), endpoints_(endpoints) {}
 
-asio::awaitable<exchange_result> http_connection::exchange(const http::request<http::string_body>* req,
-                                                           std::chrono::milliseconds timeout) {
+asio::awaitable<http_answer> http_connection::send(const http::request<http::string_body>* req,
+                                                   std::chrono::milliseconds timeout) {
   const bool reused = connected_;
-  exchange_result result = co_await attempt(req, timeout);
+  http_answer result = co_await attempt(req, timeout);
   // A server may close an idle keep-alive connection just as a request is sent on it; the request
   // then never reached it, and an idempotent one can be sent again (RFC 9110 §9.2.2).
   const http::verb method = req->method();
@@ -52,9 +52,9 @@ asio::awaitable<exchange_result> http_connection::exchange(const http::request<h
   co_return result;
 }
 
-asio::awaitable<exchange_result> http_connection::attempt(const http::request<http::string_body>* req,
-                                                          std::chrono::milliseconds timeout) {
-  exchange_result result;
+asio::awaitable<http_answer> http_connection::attempt(const http::request<http::string_body>* req,
+                                                      std::chrono::milliseconds timeout) {
+  http_answer result;
   answer_started_ = false;
   stream_.expires_after(timeout);
   if (!connected_) {
@@ -133,10 +133,10 @@ void connection_set::release(std::unique_ptr<http_connection> connection) {
   idle_.push_back(std::move(connection));
 }
 
-asio::awaitable<exchange_result> exchange_on(connection_set* set, const http::request<http::string_body>* req,
-                                             std::chrono::milliseconds timeout) {
+asio::awaitable<http_answer> send_on(connection_set* set, const http::request<http::string_body>* req,
+                                     std::chrono::milliseconds timeout) {
   std::unique_ptr<http_connection> connection = co_await set->acquire();
-  exchange_result result = co_await connection->exchange(req, timeout);
+  http_answer result = co_await connection->send(req, timeout);
   set->release(std::move(connection));
   co_return result;
 }

@@ -18,7 +18,7 @@
 namespace gesso::load {
 
 /// What one exchange came to: an HTTP status and body, or why there was none.
-struct exchange_result {
+struct http_answer {
   int status = 0;  ///< 0 when no answer came
   std::string body;
   std::string failure;  ///< "timeout", "connect refused", "connection closed", … when status is 0
@@ -35,12 +35,12 @@ class http_connection {
   /// Connects when needed, sends `req` and reads the answer, all within `timeout`. A failure or an
   /// answer that ends the connection leaves it closed; the next exchange connects anew. An idempotent
   /// request whose reused connection closed before any byte of the answer is sent once more.
-  boost::asio::awaitable<exchange_result> exchange(
+  boost::asio::awaitable<http_answer> send(
       const boost::beast::http::request<boost::beast::http::string_body>* req,
       std::chrono::milliseconds timeout);
 
  private:
-  boost::asio::awaitable<exchange_result> attempt(
+  boost::asio::awaitable<http_answer> attempt(
       const boost::beast::http::request<boost::beast::http::string_body>* req,
       std::chrono::milliseconds timeout);
 
@@ -76,8 +76,8 @@ class connection_set {
   std::deque<waiter*> waiters_;
 };
 
-/// Borrows a connection for one exchange and gives it back: `co_await lease.exchange(...)`.
-boost::asio::awaitable<exchange_result> exchange_on(
+/// Borrows a connection from `set`, sends `req` on it, and gives it back.
+boost::asio::awaitable<http_answer> send_on(
     connection_set* set, const boost::beast::http::request<boost::beast::http::string_body>* req,
     std::chrono::milliseconds timeout);
 

@@ -26,7 +26,7 @@ const char* name_of(request_kind k);
 struct kind_totals {
   std::uint64_t ok = 0;                           ///< 2xx answers
   std::map<std::string, std::uint64_t> outcomes;  ///< "200", "503", "timeout", … → count
-  std::uint64_t retried = 0;  ///< answered (or failed) on a second try: see exchange_result::retried
+  std::uint64_t retried = 0;  ///< answered (or failed) on a second try: see http_answer::retried
   latency_histogram latency;  ///< microseconds, every answer and failure
 };
 

@@ -80,7 +80,7 @@ request create_request(const run_state& s, std::size_t key, const std::string& m
 }
 
 /// The `data` object of a 200 answer, or nothing.
-std::optional<json::object> data_of(const exchange_result& answer) {
+std::optional<json::object> data_of(const http_answer& answer) {
   if (answer.status != 200) {
     return std::nullopt;
   }
@@ -130,7 +130,7 @@ asio::awaitable<std::optional<std::size_t>> create_one(run_state* s, lane* l, st
   const std::size_t key = std::uniform_int_distribution<std::size_t>(0, s->keys->size() - 1)(l->rng);
   const std::string& model = s->o->models[pick_model(s, l)].model_id;
   const request req = create_request(*s, key, model, s->o->prompt);
-  const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
+  const http_answer answer = co_await send_on(&l->connections, &req, s->timeout);
   s->rec.answered(request_kind::create, answer.status, answer.failure, micros_since(intended),
                   answer.retried);
   if (answer.status == 0 && answer.failure != "connect refused") {
@@ -154,7 +154,7 @@ struct task_view {
 asio::awaitable<task_view> query_one(run_state* s, lane* l, std::string task_id, std::size_t key,
                                      std::optional<request_kind> kind, steady::time_point intended) {
   const request req = make_request(*s, http::verb::get, "/api/v1/tasks/" + task_id, &(*s->keys)[key]);
-  const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
+  const http_answer answer = co_await send_on(&l->connections, &req, s->timeout);
   if (kind) {
     s->rec.answered(*kind, answer.status, answer.failure, micros_since(intended), answer.retried);
   }
@@ -202,7 +202,7 @@ asio::awaitable<void> journey(run_state* s, lane* l, steady::time_point intended
       if (view.status == 3 && s->o->download && !view.result_path.empty()) {
         const request req = make_request(*s, http::verb::get, view.result_path, nullptr);
         const steady::time_point sent = steady::now();
-        const exchange_result file = co_await exchange_on(&l->connections, &req, s->timeout);
+        const http_answer file = co_await send_on(&l->connections, &req, s->timeout);
         const bool empty = file.status == 200 && file.body.empty();
         s->rec.answered(request_kind::download, empty ? 0 : file.status, empty ? "empty file" : file.failure,
                         micros_since(sent), file.retried);
@@ -276,7 +276,7 @@ asio::awaitable<void> make_query_targets(run_state* s, lane* l, std::size_t firs
   for (std::size_t i = first; i < static_cast<std::size_t>(s->o->query_tasks); i += step) {
     const std::size_t key = i % s->keys->size();
     const request req = create_request(*s, key, s->o->models.front().model_id, "query target");
-    const exchange_result answer = co_await exchange_on(&l->connections, &req, s->timeout);
+    const http_answer answer = co_await send_on(&l->connections, &req, s->timeout);
     const std::optional<json::object> data = data_of(answer);
     if (!data) {
       throw std::runtime_error(

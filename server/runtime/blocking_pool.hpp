@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-namespace gesso::server {
+namespace gesso::runtime {
 
 /// Thrown by blocking_pool::run when the pool and its queue are full.
 class overloaded : public std::runtime_error {
@@ -75,4 +75,4 @@ class blocking_pool {
   std::size_t threads_;
 };
 
-}  // namespace gesso::server
+}  // namespace gesso::runtime

@@ -13,7 +13,7 @@
 
 #include <thread>
 
-namespace gesso::server {
+namespace gesso::runtime {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -112,4 +112,4 @@ std::uint16_t health_server::port() const {
   return impl_->port;
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::runtime

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace gesso::server {
+namespace gesso::runtime {
 
 /// What a probe path answers: an HTTP status and a JSON body.
 struct probe_answer {
@@ -36,4 +36,4 @@ class health_server {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace gesso::server
+}  // namespace gesso::runtime

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-namespace gesso::server::metrics {
+namespace gesso::runtime::metrics {
 namespace {
 
 std::vector<std::string> key_of(std::initializer_list<std::string_view> values, std::size_t expected) {
@@ -145,4 +145,4 @@ std::string registry::render() const {
   return out;
 }
 
-}  // namespace gesso::server::metrics
+}  // namespace gesso::runtime::metrics

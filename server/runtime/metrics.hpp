@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gesso::server::metrics {
+namespace gesso::runtime::metrics {
 
 class registry;
 
@@ -80,4 +80,4 @@ class registry {
 /// The content type of render()'s output.
 inline constexpr std::string_view content_type = "text/plain; version=0.0.4; charset=utf-8";
 
-}  // namespace gesso::server::metrics
+}  // namespace gesso::runtime::metrics

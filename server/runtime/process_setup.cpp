@@ -12,7 +12,7 @@
 
 extern char** environ;
 
-namespace gesso::server {
+namespace gesso::runtime {
 namespace {
 
 [[noreturn]] void refuse(std::string_view program, std::string_view reason) {
@@ -89,4 +89,4 @@ storage::pool_settings pool_settings_or_exit(std::string_view program, const con
   return s;
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::runtime

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-namespace gesso::server {
+namespace gesso::runtime {
 
 /// The configuration from the environment; on a bad value prints "<program>: <reason>" and exits 2.
 config load_config_or_exit(std::string_view program);
@@ -22,4 +22,4 @@ std::size_t connection_limit_within_open_files(std::size_t wanted);
 /// Pool settings from the configuration; exits 2 when GESSO_DATABASE_URL is not set.
 storage::pool_settings pool_settings_or_exit(std::string_view program, const config& cfg);
 
-}  // namespace gesso::server
+}  // namespace gesso::runtime

@@ -7,7 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include "server/runtime/asio_helpers.hpp"
 
-namespace gesso::server {
+namespace gesso::worker {
 namespace asio = boost::asio;
 
 struct completer::waiter {
@@ -48,10 +48,10 @@ asio::awaitable<void> completer::write_batches() {
     std::vector<bool> applied;
     std::exception_ptr error;
     try {
-      storage::connection_pool* pool = pool_;
+      storage::connection_pool* pool = connections_;
       // Named, not a temporary inside the co_await (GCC PR 100611).
       auto write = [pool, ends = std::move(ends)] { return storage::end_leases(*pool, ends); };
-      applied = co_await db_->run_internal(std::move(write));
+      applied = co_await database_calls_->run_internal(std::move(write));
     } catch (...) {
       error = std::current_exception();
     }
@@ -65,4 +65,4 @@ asio::awaitable<void> completer::write_batches() {
   writing_ = false;
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::worker

@@ -14,13 +14,16 @@
 #include <cstddef>
 #include <deque>
 
-namespace gesso::server {
+namespace gesso::worker {
 
 class completer {
  public:
-  completer(boost::asio::any_io_executor executor, blocking_pool& db, storage::connection_pool& pool,
-            std::size_t max_batch)
-      : executor_(std::move(executor)), db_(&db), pool_(&pool), max_batch_(max_batch) {}
+  completer(boost::asio::any_io_executor executor, runtime::blocking_pool& database_calls,
+            storage::connection_pool& connections, std::size_t max_batch)
+      : executor_(std::move(executor)),
+        database_calls_(&database_calls),
+        connections_(&connections),
+        max_batch_(max_batch) {}
 
   /// Applies one lease end: true when applied, false when the lease was lost. Throws what the database
   /// threw (the caller retries).
@@ -31,11 +34,11 @@ class completer {
   boost::asio::awaitable<void> write_batches();
 
   boost::asio::any_io_executor executor_;
-  blocking_pool* db_;
-  storage::connection_pool* pool_;
+  runtime::blocking_pool* database_calls_;
+  storage::connection_pool* connections_;
   std::size_t max_batch_;
   std::deque<waiter*> queued_;
   bool writing_ = false;
 };
 
-}  // namespace gesso::server
+}  // namespace gesso::worker

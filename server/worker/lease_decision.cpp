@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gesso::server {
+namespace gesso::worker {
 
 std::chrono::milliseconds retry_backoff(int attempt, double jitter) {
   const std::int64_t base = std::min<std::int64_t>(30'000, 500LL << std::clamp(attempt - 1, 0, 6));
@@ -35,4 +35,4 @@ storage::lease_end decide_lease_end(const storage::claimed_task& task, const eng
   return storage::lease_end::failed(task.id, task.lease_token, "the engine ended in an unknown way");
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::worker

@@ -8,7 +8,7 @@
 
 #include <chrono>
 
-namespace gesso::server {
+namespace gesso::worker {
 
 /// The wait before the next attempt after a transient failure of attempt `attempt` (1 for the first):
 /// 500 ms doubling per attempt up to 30 s, spread by `jitter` (0 to 1) over the upper half.
@@ -21,4 +21,4 @@ std::chrono::milliseconds retry_backoff(int attempt, double jitter);
 storage::lease_end decide_lease_end(const storage::claimed_task& task, const engines::engine_outcome& outcome,
                                     double jitter);
 
-}  // namespace gesso::server
+}  // namespace gesso::worker

@@ -5,7 +5,7 @@
 #include "server/runtime/log.hpp"
 #include "server/runtime/metrics.hpp"
 #include "server/runtime/process_setup.hpp"
-#include "server/worker/worker.hpp"
+#include "server/worker/service.hpp"
 
 #include <csignal>
 #include <iostream>
@@ -14,43 +14,45 @@
 int main() {
   using namespace gesso;
   std::signal(SIGPIPE, SIG_IGN);  // an encoder that dies must not take the worker with it
-  const config cfg = server::load_config_or_exit("gesso-worker");
+  const config cfg = runtime::load_config_or_exit("gesso-worker");
   log::set_level(cfg.log_level);
-  const catalog models = server::load_catalog_or_exit("gesso-worker", cfg);
-  storage::pool_settings database = server::pool_settings_or_exit("gesso-worker", cfg);
+  const catalog models = runtime::load_catalog_or_exit("gesso-worker", cfg);
+  storage::pool_settings database = runtime::pool_settings_or_exit("gesso-worker", cfg);
 
-  const server::worker_settings settings = server::worker_settings_from(cfg);
+  const worker::worker_settings settings = worker::worker_settings_from(cfg);
 
   try {
     media::media_store media(cfg.media_dir);
     const engines::engine_environment environment{cfg.ffmpeg, fetch_policy{cfg.fetch_allowed_networks}};
-    server::worker w(settings, models, environment, database, media);
+    worker::service w(settings, models, environment, database, media);
     // Probes: alive while the claim loop turns (it waits at most a poll interval, plus a slow
     // database call); ready while not draining and the database answered the last claim.
     const auto stalled_after = std::max<std::chrono::milliseconds>(
         std::chrono::seconds(30), 3 * cfg.worker_poll + cfg.db_connect_timeout + cfg.db_statement_timeout);
-    std::optional<server::health_server> probes;
+    std::optional<runtime::health_server> probes;
     std::string probe_note;
     if (cfg.worker_listen_port) {
       probes.emplace(
           cfg.worker_listen_host, *cfg.worker_listen_port, [&w, stalled_after](std::string_view path) {
             const auto h = w.status();
             if (path == "/healthz") {
-              return h.since_last_loop < stalled_after ? server::probe_answer{200, R"({"status":"ok"})"}
-                                                       : server::probe_answer{503, R"({"status":"stalled"})"};
+              return h.since_last_loop < stalled_after
+                         ? runtime::probe_answer{200, R"({"status":"ok"})"}
+                         : runtime::probe_answer{503, R"({"status":"stalled"})"};
             }
             if (path == "/readyz") {
               if (h.stopping) {
-                return server::probe_answer{503, R"({"status":"draining"})"};
+                return runtime::probe_answer{503, R"({"status":"draining"})"};
               }
-              return h.database_ok ? server::probe_answer{200, R"({"status":"ready"})"}
-                                   : server::probe_answer{503, R"({"status":"database unavailable"})"};
+              return h.database_ok ? runtime::probe_answer{200, R"({"status":"ready"})"}
+                                   : runtime::probe_answer{503, R"({"status":"database unavailable"})"};
             }
             if (path == "/metrics") {
-              return server::probe_answer{200, w.metrics_text(), std::string(server::metrics::content_type)};
+              return runtime::probe_answer{200, w.metrics_text(),
+                                           std::string(runtime::metrics::content_type)};
             }
-            return server::probe_answer{404,
-                                        R"({"status":"no such endpoint: /healthz, /readyz and /metrics"})"};
+            return runtime::probe_answer{404,
+                                         R"({"status":"no such endpoint: /healthz, /readyz and /metrics"})"};
           });
       probe_note =
           " (probes on http://" + cfg.worker_listen_host + ":" + std::to_string(probes->port()) + ")";

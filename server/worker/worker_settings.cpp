@@ -1,11 +1,11 @@
-#include "server/worker/worker.hpp"
+#include "server/worker/worker_settings.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <thread>
 
-namespace gesso::server {
+namespace gesso::worker {
 
 worker_settings worker_settings_from(const config& cfg) {
   worker_settings settings;
@@ -25,4 +25,4 @@ worker_settings worker_settings_from(const config& cfg) {
   return settings;
 }
 
-}  // namespace gesso::server
+}  // namespace gesso::worker

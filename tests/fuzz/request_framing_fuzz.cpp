@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       if (parser.is_header_done() && !checked) {
         checked = true;
-        const auto problem = gesso::server::framing_problem(parser.get());
+        const auto problem = gesso::api::framing_problem(parser.get());
         if (problem) {
           return 0;  // refused before the body: the connection closes
         }

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <future>
 
-using gesso::server::blocking_pool;
-using gesso::server::overloaded;
+using gesso::runtime::blocking_pool;
+using gesso::runtime::overloaded;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 

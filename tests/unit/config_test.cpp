@@ -37,6 +37,23 @@ BOOST_AUTO_TEST_CASE(reads_every_kind_of_value) {
   BOOST_TEST(c->max_body_bytes == 2048U);
 }
 
+// Every documented variable is read: GESSO_FFMPEG was accepted and then ignored until 2026-11.
+BOOST_AUTO_TEST_CASE(reads_the_text_and_address_settings) {
+  const auto c = load({"GESSO_FFMPEG=/opt/ffmpeg/bin/ffmpeg", "GESSO_CATALOG=/etc/gesso/catalog.json",
+                       "GESSO_WORKER_ID=w-7", "GESSO_ADMIN_LISTEN=127.0.0.1:9090", "GESSO_WORKER_LISTEN=",
+                       "GESSO_MEDIA_RETENTION_HOURS=48", "GESSO_PUBLIC_URL=https://gesso.example/"});
+  BOOST_TEST_REQUIRE(c.has_value());
+  BOOST_TEST(c->ffmpeg == "/opt/ffmpeg/bin/ffmpeg");
+  BOOST_TEST(c->catalog_path == "/etc/gesso/catalog.json");
+  BOOST_TEST(c->worker_id == "w-7");
+  BOOST_TEST(c->admin_listen_host == "127.0.0.1");
+  BOOST_TEST_REQUIRE(c->admin_listen_port.has_value());
+  BOOST_TEST(*c->admin_listen_port == 9090);
+  BOOST_TEST(!c->worker_listen_port.has_value());
+  BOOST_TEST(c->media_retention.count() == 48);
+  BOOST_TEST(c->public_url == "https://gesso.example");
+}
+
 BOOST_AUTO_TEST_CASE(refuses_bad_values_with_one_line_naming_the_variable) {
   const std::pair<const char*, const char*> cases[] = {
       {"GESSO_LISTEN=8080", "GESSO_LISTEN"},

@@ -7,7 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 using namespace gesso;
-using namespace gesso::server;
+using namespace gesso::api;
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 using namespace gesso;
-using namespace gesso::server;
+using namespace gesso::worker;
 using namespace std::chrono_literals;
 using engines::engine_outcome;
 using storage::lease_end;

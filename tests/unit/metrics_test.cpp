@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-using namespace gesso::server::metrics;
+using namespace gesso::runtime::metrics;
 
 BOOST_AUTO_TEST_SUITE(metrics)
 

@@ -8,7 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 using namespace gesso;
-using namespace gesso::server;
+using namespace gesso::api;
 
 namespace {
 
@@ -43,19 +43,19 @@ BOOST_AUTO_TEST_CASE(targets_match_their_endpoint_and_nothing_else) {
 }
 
 BOOST_AUTO_TEST_CASE(refusals_come_from_the_table) {
-  exchange ex;
-  ex.request_id = "req_test";
-  BOOST_TEST(!route_refusal(match_route("/api/v1/tasks/create"), http::verb::post, &ex));
-  BOOST_TEST(ex.route == "create");
-  const auto wrong = route_refusal(match_route("/api/v1/tasks/create"), http::verb::get, &ex);
+  request_context rc;
+  rc.request_id = "req_test";
+  BOOST_TEST(!route_refusal(match_route("/api/v1/tasks/create"), http::verb::post, &rc));
+  BOOST_TEST(rc.route == "create");
+  const auto wrong = route_refusal(match_route("/api/v1/tasks/create"), http::verb::get, &rc);
   BOOST_TEST_REQUIRE(wrong.has_value());
   BOOST_TEST(wrong->result_int() == 405U);
   BOOST_TEST((*wrong)[http::field::allow] == "POST");
-  const auto probe = route_refusal(match_route("/healthz"), http::verb::delete_, &ex);
+  const auto probe = route_refusal(match_route("/healthz"), http::verb::delete_, &rc);
   BOOST_TEST_REQUIRE(probe.has_value());
   BOOST_TEST((*probe)[http::field::allow] == "GET, HEAD");
-  BOOST_TEST(!route_refusal(match_route("/media/a.png"), http::verb::head, &ex));
-  exchange other;
+  BOOST_TEST(!route_refusal(match_route("/media/a.png"), http::verb::head, &rc));
+  request_context other;
   const auto missing = route_refusal(match_route("/nowhere"), http::verb::get, &other);
   BOOST_TEST_REQUIRE(missing.has_value());
   BOOST_TEST(missing->result_int() == 404U);
