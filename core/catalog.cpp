@@ -61,6 +61,70 @@ bool is_ratio_shaped(std::string_view r) {
 
 using parse_result = checked<model_spec>;
 
+// The integer fields of a model entry, with their ranges: a table.
+struct integer_field {
+  std::string_view key;
+  std::int64_t lo;
+  std::int64_t hi;
+  void (*set)(model_spec&, std::int64_t);
+};
+constexpr integer_field integer_fields[] = {
+    {"price", 0, 1'000'000'000, [](model_spec& m, std::int64_t v) { m.price = v; }},
+    {"max_input_images", 0, 16,
+     [](model_spec& m, std::int64_t v) { m.max_input_images = static_cast<std::size_t>(v); }},
+    {"duration_seconds", 1, 60,
+     [](model_spec& m, std::int64_t v) { m.duration_seconds = static_cast<int>(v); }},
+    {"deadline_seconds", 1, 7 * 24 * 3600,
+     [](model_spec& m, std::int64_t v) { m.deadline_seconds = static_cast<int>(v); }},
+    {"max_attempts", 1, 100, [](model_spec& m, std::int64_t v) { m.max_attempts = static_cast<int>(v); }},
+};
+
+// Reads one field other than task_type into `m`: "" or what is wrong (prefixed by `where`).
+std::string read_model_field(model_spec& m, std::string_view key, const json::value& field,
+                             const std::string& where) {
+  for (const integer_field& f : integer_fields) {
+    if (key == f.key) {
+      if (!field.is_int64() || field.as_int64() < f.lo || field.as_int64() > f.hi) {
+        return where + "\"" + std::string(key) + "\" must be an integer from " + std::to_string(f.lo) +
+               " to " + std::to_string(f.hi);
+      }
+      f.set(m, field.as_int64());
+      return {};
+    }
+  }
+  if (key == "engine") {
+    if (!field.is_string() || field.as_string().empty()) {
+      return where + "\"engine\" must be a non-empty string";
+    }
+    m.engine = std::string(field.as_string());
+  } else if (key == "engine_settings") {
+    if (!field.is_object()) {
+      return where + "\"engine_settings\" must be an object";
+    }
+    m.engine_settings = json::serialize(field);
+  } else if (key == "aspect_ratios") {
+    const std::string bad = where + "\"aspect_ratios\" must be a non-empty array of \"W:H\" strings";
+    if (!field.is_array() || field.as_array().empty()) {
+      return bad;
+    }
+    m.aspect_ratios.clear();
+    for (const auto& r : field.as_array()) {
+      if (!r.is_string() || !is_ratio_shaped(r.as_string())) {
+        return bad;
+      }
+      m.aspect_ratios.emplace_back(r.as_string());
+    }
+  } else if (key == "default_aspect_ratio") {
+    if (!field.is_string()) {
+      return where + "\"default_aspect_ratio\" must be a string";
+    }
+    m.default_aspect_ratio = std::string(field.as_string());
+  } else {
+    return where + "unknown field \"" + std::string(key) + "\"";
+  }
+  return {};
+}
+
 // Reads one model entry strictly: unknown keys and wrong types are errors.
 parse_result parse_model(const std::string& id, const json::value& v) {
   const std::string where = "model \"" + id + "\": ";
@@ -69,90 +133,22 @@ parse_result parse_model(const std::string& id, const json::value& v) {
   }
   const auto& o = v.as_object();
   const json::value* type_value = o.if_contains("task_type");
-  if (type_value == nullptr || !type_value->is_string()) {
-    return refusal{where + "\"task_type\" must be \"image\" or \"video\""};
-  }
-  const auto type = parse_task_type(type_value->as_string());
+  const auto type = type_value != nullptr && type_value->is_string()
+                        ? parse_task_type(type_value->as_string())
+                        : std::nullopt;
   if (!type) {
     return refusal{where + "\"task_type\" must be \"image\" or \"video\""};
   }
   model_spec m = *type == task_type::image ? image_model(id, 0) : video_model(id, 0, 5);
-  bool has_price = false;
   for (const auto& member : o) {
-    const std::string_view key = member.key();
-    const json::value& field = member.value();
-    auto integer = [&](std::int64_t lo, std::int64_t hi) -> checked<std::int64_t> {
-      if (!field.is_int64() || field.as_int64() < lo || field.as_int64() > hi) {
-        return refusal{where + "\"" + std::string(key) + "\" must be an integer from " + std::to_string(lo) +
-                       " to " + std::to_string(hi)};
-      }
-      return field.as_int64();
-    };
-    if (key == "task_type") {
+    if (member.key() == "task_type") {
       continue;
     }
-    if (key == "price") {
-      auto r = integer(0, 1'000'000'000);
-      if (!r) {
-        return r.error();
-      }
-      m.price = *r;
-      has_price = true;
-    } else if (key == "engine") {
-      if (!field.is_string() || field.as_string().empty()) {
-        return refusal{where + "\"engine\" must be a non-empty string"};
-      }
-      m.engine = std::string(field.as_string());
-    } else if (key == "engine_settings") {
-      if (!field.is_object()) {
-        return refusal{where + "\"engine_settings\" must be an object"};
-      }
-      m.engine_settings = json::serialize(field);
-    } else if (key == "aspect_ratios") {
-      if (!field.is_array() || field.as_array().empty()) {
-        return refusal{where + "\"aspect_ratios\" must be a non-empty array of \"W:H\" strings"};
-      }
-      m.aspect_ratios.clear();
-      for (const auto& r : field.as_array()) {
-        if (!r.is_string() || !is_ratio_shaped(r.as_string())) {
-          return refusal{where + "\"aspect_ratios\" must be a non-empty array of \"W:H\" strings"};
-        }
-        m.aspect_ratios.emplace_back(r.as_string());
-      }
-    } else if (key == "default_aspect_ratio") {
-      if (!field.is_string()) {
-        return refusal{where + "\"default_aspect_ratio\" must be a string"};
-      }
-      m.default_aspect_ratio = std::string(field.as_string());
-    } else if (key == "max_input_images") {
-      auto r = integer(0, 16);
-      if (!r) {
-        return r.error();
-      }
-      m.max_input_images = static_cast<std::size_t>(*r);
-    } else if (key == "duration_seconds") {
-      auto r = integer(1, 60);
-      if (!r) {
-        return r.error();
-      }
-      m.duration_seconds = static_cast<int>(*r);
-    } else if (key == "deadline_seconds") {
-      auto r = integer(1, 7 * 24 * 3600);
-      if (!r) {
-        return r.error();
-      }
-      m.deadline_seconds = static_cast<int>(*r);
-    } else if (key == "max_attempts") {
-      auto r = integer(1, 100);
-      if (!r) {
-        return r.error();
-      }
-      m.max_attempts = static_cast<int>(*r);
-    } else {
-      return refusal{where + "unknown field \"" + std::string(key) + "\""};
+    if (std::string error = read_model_field(m, member.key(), member.value(), where); !error.empty()) {
+      return refusal{std::move(error)};
     }
   }
-  if (!has_price) {
+  if (!o.contains("price")) {
     return refusal{where + "\"price\" is required"};
   }
   if (m.type == task_type::image && o.contains("duration_seconds")) {

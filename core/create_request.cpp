@@ -198,20 +198,21 @@ std::string check_image_url(std::string_view url, const fetch_policy& fetching) 
   return {};
 }
 
-outcome<create_request> parse_create_request(std::string_view body, const catalog& models,
-                                             const fetch_policy& fetching) {
+namespace {
+
+// The body as a JSON object with only accepted fields, parsed within `memory` (which must outlive it).
+outcome<json::value> parse_body_object(std::string_view body, capped_memory* memory) {
   if (const auto bad = utf8::first_invalid_byte(body)) {
     return fail(errc::invalid_json, "request body is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
   }
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return fail(errc::invalid_json, "request body is empty; expected a JSON object");
   }
-  capped_memory memory(body.size() + create_limits::parse_memory_slack);
   boost::system::error_code ec;
   std::size_t consumed = 0;
   json::value root;
   try {
-    root = parse_capped(body, &memory, ec, consumed);
+    root = parse_capped(body, memory, ec, consumed);
   } catch (const std::bad_alloc&) {
     return fail(errc::invalid_json,
                 "request body has too many JSON values: parsing it would take more than " +
@@ -231,22 +232,27 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
       return invalid(unknown_field_message(key));
     }
   }
+  return root;
+}
 
-  create_request request;
-  const json::value* model_id = object->if_contains("model_id");
+outcome<const model_spec*> read_model(const json::object& object, const catalog& models) {
+  const json::value* model_id = object.if_contains("model_id");
   if (model_id == nullptr) {
     return invalid("missing required field \"model_id\"; available models: " + models.id_list());
   }
   if (!model_id->is_string()) {
     return wrong_type("model_id", "a string", *model_id);
   }
-  request.model = models.find(model_id->as_string());
-  if (request.model == nullptr) {
+  const model_spec* model = models.find(model_id->as_string());
+  if (model == nullptr) {
     return fail(errc::unknown_model, "unknown model_id " + quoted_name(model_id->as_string()) +
                                          "; available models: " + models.id_list());
   }
+  return model;
+}
 
-  const json::value* prompt = object->if_contains("prompt");
+outcome<std::string> read_prompt(const json::object& object) {
+  const json::value* prompt = object.if_contains("prompt");
   if (prompt == nullptr) {
     return invalid("missing required field \"prompt\"");
   }
@@ -265,46 +271,88 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
     return invalid("field \"prompt\" is " + std::to_string(length) + " characters long; the maximum is " +
                    std::to_string(create_limits::max_prompt_code_points));
   }
-  request.prompt = std::string(trimmed);
+  return std::string(trimmed);
+}
 
-  const model_spec& model = *request.model;
-  request.aspect_ratio = model.default_aspect_ratio;
-  if (const json::value* ratio = object->if_contains("aspect_ratio")) {
-    if (!ratio->is_string()) {
-      return wrong_type("aspect_ratio", "a string such as \"" + model.default_aspect_ratio + "\"", *ratio);
-    }
-    if (!model.allows_aspect_ratio(ratio->as_string())) {
-      return invalid("aspect_ratio " + quoted_name(ratio->as_string()) + " is not supported by " + model.id +
-                     "; allowed values: " + join(model.aspect_ratios));
-    }
-    request.aspect_ratio = std::string(ratio->as_string());
+outcome<std::string> read_aspect_ratio(const json::object& object, const model_spec& model) {
+  const json::value* ratio = object.if_contains("aspect_ratio");
+  if (ratio == nullptr) {
+    return model.default_aspect_ratio;
   }
+  if (!ratio->is_string()) {
+    return wrong_type("aspect_ratio", "a string such as \"" + model.default_aspect_ratio + "\"", *ratio);
+  }
+  if (!model.allows_aspect_ratio(ratio->as_string())) {
+    return invalid("aspect_ratio " + quoted_name(ratio->as_string()) + " is not supported by " + model.id +
+                   "; allowed values: " + join(model.aspect_ratios));
+  }
+  return std::string(ratio->as_string());
+}
 
-  if (const json::value* urls = object->if_contains("image_urls")) {
-    if (!urls->is_array()) {
-      return wrong_type("image_urls", "an array of URL strings", *urls);
-    }
-    const json::array& list = urls->as_array();
-    if (list.size() > model.max_input_images) {
-      return invalid("field \"image_urls\" has " + std::to_string(list.size()) + " entries; " + model.id +
-                     " accepts at most " + std::to_string(model.max_input_images));
-    }
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const std::string where = "image_urls[" + std::to_string(i) + "]";
-      if (!list[i].is_string()) {
-        return invalid(where + " must be a URL string, not " + std::string(kind_of(list[i])));
-      }
-      // A fragment names a part of the resource for the client; it is never sent (RFC 9110 §4.2.5).
-      const std::string_view url = without_fragment(list[i].as_string());
-      if (url.find('\0') != std::string_view::npos) {
-        return invalid(where + " must not contain NUL characters");
-      }
-      if (const std::string reason = check_image_url(url, fetching); !reason.empty()) {
-        return invalid(where + " " + reason);
-      }
-      request.image_urls.emplace_back(url);
-    }
+outcome<std::vector<std::string>> read_image_urls(const json::object& object, const model_spec& model,
+                                                  const fetch_policy& fetching) {
+  std::vector<std::string> out;
+  const json::value* urls = object.if_contains("image_urls");
+  if (urls == nullptr) {
+    return out;
   }
+  if (!urls->is_array()) {
+    return wrong_type("image_urls", "an array of URL strings", *urls);
+  }
+  const json::array& list = urls->as_array();
+  if (list.size() > model.max_input_images) {
+    return invalid("field \"image_urls\" has " + std::to_string(list.size()) + " entries; " + model.id +
+                   " accepts at most " + std::to_string(model.max_input_images));
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string where = "image_urls[" + std::to_string(i) + "]";
+    if (!list[i].is_string()) {
+      return invalid(where + " must be a URL string, not " + std::string(kind_of(list[i])));
+    }
+    // A fragment names a part of the resource for the client; it is never sent (RFC 9110 §4.2.5).
+    const std::string_view url = without_fragment(list[i].as_string());
+    if (url.find('\0') != std::string_view::npos) {
+      return invalid(where + " must not contain NUL characters");
+    }
+    if (const std::string reason = check_image_url(url, fetching); !reason.empty()) {
+      return invalid(where + " " + reason);
+    }
+    out.emplace_back(url);
+  }
+  return out;
+}
+
+}  // namespace
+
+outcome<create_request> parse_create_request(std::string_view body, const catalog& models,
+                                             const fetch_policy& fetching) {
+  capped_memory memory(body.size() + create_limits::parse_memory_slack);
+  const auto root = parse_body_object(body, &memory);
+  if (!root) {
+    return root.error();
+  }
+  const json::object& object = root->as_object();
+  create_request request;
+  const auto model = read_model(object, models);
+  if (!model) {
+    return model.error();
+  }
+  request.model = *model;
+  auto prompt = read_prompt(object);
+  if (!prompt) {
+    return prompt.error();
+  }
+  request.prompt = std::move(*prompt);
+  auto ratio = read_aspect_ratio(object, **model);
+  if (!ratio) {
+    return ratio.error();
+  }
+  request.aspect_ratio = std::move(*ratio);
+  auto urls = read_image_urls(object, **model, fetching);
+  if (!urls) {
+    return urls.error();
+  }
+  request.image_urls = std::move(*urls);
   return request;
 }
 

@@ -78,6 +78,76 @@ std::string_view ipv4_reason(std::span<const std::uint8_t> a) {
   return {};
 }
 
+namespace {
+
+// Dotted-quad IPv4 into n.bytes; false when `address` is not exactly that.
+bool read_ipv4(std::string_view address, ip_network& n) {
+  n.length = 4;
+  std::size_t at = 0;
+  for (int i = 0; i < 4; ++i) {
+    unsigned octet = 256;
+    const auto [end, ec] = std::from_chars(address.data() + at, address.data() + address.size(), octet);
+    if (ec != std::errc{} || octet > 255) {
+      return false;
+    }
+    n.bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(octet);
+    at = static_cast<std::size_t>(end - address.data());
+    if (i < 3 && (at >= address.size() || address[at++] != '.')) {
+      return false;
+    }
+  }
+  return at == address.size();
+}
+
+// IPv6 groups of hex digits with at most one "::" into n.bytes; false when `address` is not that.
+bool read_ipv6(std::string_view address, ip_network& n) {
+  n.length = 16;
+  std::vector<std::uint16_t> head;
+  std::vector<std::uint16_t> tail;
+  bool gap = false;
+  std::size_t at = 0;
+  if (address.starts_with("::")) {
+    gap = true;
+    at = 2;
+  }
+  while (at < address.size()) {
+    std::uint16_t group = 0;
+    const auto [end, ec] = std::from_chars(address.data() + at, address.data() + address.size(), group, 16);
+    if (ec != std::errc{} || end - (address.data() + at) > 4) {
+      return false;
+    }
+    (gap ? tail : head).push_back(group);
+    at = static_cast<std::size_t>(end - address.data());
+    if (at == address.size()) {
+      break;
+    }
+    if (address.substr(at, 2) == "::" && !gap) {
+      gap = true;
+      at += 2;
+    } else if (address[at] == ':' && at + 1 < address.size()) {
+      ++at;
+    } else {
+      return false;
+    }
+  }
+  if (head.size() + tail.size() > 8 || (!gap && head.size() != 8)) {
+    return false;
+  }
+  std::size_t i = 0;
+  for (const auto g : head) {
+    n.bytes[i++] = static_cast<std::uint8_t>(g >> 8);
+    n.bytes[i++] = static_cast<std::uint8_t>(g);
+  }
+  i = 16 - tail.size() * 2;
+  for (const auto g : tail) {
+    n.bytes[i++] = static_cast<std::uint8_t>(g >> 8);
+    n.bytes[i++] = static_cast<std::uint8_t>(g);
+  }
+  return true;
+}
+
+}  // namespace
+
 checked<ip_network> parse_network(std::string_view text) {
   std::string bad(1, '"');  // appended, not "\"" + …: g++ 12 -O2 warns falsely on that (GCC PR 105329)
   bad.append(text).append("\" is not a network such as 10.0.0.0/8 or fd00::/8");
@@ -88,75 +158,12 @@ checked<ip_network> parse_network(std::string_view text) {
   const std::string_view address = text.substr(0, slash);
   int prefix = -1;
   const auto [end, ec] = std::from_chars(text.data() + slash + 1, text.data() + text.size(), prefix);
-  if (ec != std::errc{} || end != text.data() + text.size()) {
+  if (ec != std::errc{} || end != text.data() + text.size() || prefix < 0) {
     return refusal{bad};
   }
   ip_network n;
-  if (address.find(':') == std::string_view::npos) {
-    n.length = 4;
-    std::size_t at = 0;
-    for (int i = 0; i < 4; ++i) {
-      unsigned octet = 256;
-      const auto [oend, oec] = std::from_chars(address.data() + at, address.data() + address.size(), octet);
-      if (oec != std::errc{} || octet > 255) {
-        return refusal{bad};
-      }
-      n.bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(octet);
-      at = static_cast<std::size_t>(oend - address.data());
-      if (i < 3 && (at >= address.size() || address[at++] != '.')) {
-        return refusal{bad};
-      }
-    }
-    if (at != address.size() || prefix > 32) {
-      return refusal{bad};
-    }
-  } else {
-    // Groups of hex digits with at most one "::".
-    n.length = 16;
-    std::vector<std::uint16_t> head;
-    std::vector<std::uint16_t> tail;
-    bool gap = false;
-    std::size_t at = 0;
-    if (address.starts_with("::")) {
-      gap = true;
-      at = 2;
-    }
-    while (at < address.size()) {
-      std::uint16_t group = 0;
-      const auto [gend, gec] =
-          std::from_chars(address.data() + at, address.data() + address.size(), group, 16);
-      if (gec != std::errc{} || gend - (address.data() + at) > 4) {
-        return refusal{bad};
-      }
-      (gap ? tail : head).push_back(group);
-      at = static_cast<std::size_t>(gend - address.data());
-      if (at == address.size()) {
-        break;
-      }
-      if (address.substr(at, 2) == "::" && !gap) {
-        gap = true;
-        at += 2;
-      } else if (address[at] == ':' && at + 1 < address.size()) {
-        ++at;
-      } else {
-        return refusal{bad};
-      }
-    }
-    if (head.size() + tail.size() > 8 || (!gap && head.size() != 8) || prefix > 128) {
-      return refusal{bad};
-    }
-    std::size_t i = 0;
-    for (const auto g : head) {
-      n.bytes[i++] = static_cast<std::uint8_t>(g >> 8);
-      n.bytes[i++] = static_cast<std::uint8_t>(g);
-    }
-    i = 16 - tail.size() * 2;
-    for (const auto g : tail) {
-      n.bytes[i++] = static_cast<std::uint8_t>(g >> 8);
-      n.bytes[i++] = static_cast<std::uint8_t>(g);
-    }
-  }
-  if (prefix < 0) {
+  const bool v4 = address.find(':') == std::string_view::npos;
+  if (!(v4 ? read_ipv4(address, n) : read_ipv6(address, n)) || prefix > (v4 ? 32 : 128)) {
     return refusal{bad};
   }
   n.prefix = prefix;

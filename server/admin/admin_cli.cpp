@@ -134,99 +134,119 @@ int report(std::ostream& err, const problem& p) {
   return 1;
 }
 
+int migrate(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& /*err*/) {
+  const auto r = storage::migrate(pool);
+  json::array applied;
+  for (const auto& name : r.applied) {
+    applied.emplace_back(name);
+  }
+  print(out, a, json::object{{"applied", std::move(applied)}, {"schema_version", r.current_version}});
+  return 0;
+}
+
+int account_create(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  const std::string name = a.required("name");
+  if (name.empty() || name.size() > 200) {
+    throw usage_error{"--name must be 1 to 200 characters"};
+  }
+  const std::int64_t credits = a.options.contains("credits") ? a.integer("credits", 0, 1'000'000'000'000) : 0;
+  const std::string key = new_api_key();
+  const auto s = storage::create_account(pool, name, credits, hash_api_key(key), api_key_display_prefix(key));
+  json::object o = summary_json(s);
+  o["api_key"] = key;
+  o["key_id"] = s.keys.front().id;
+  print(out, a, o);
+  if (!a.json) {
+    err << "Store the API key now: it is shown only once.\n";
+  }
+  return 0;
+}
+
+int account_show(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  const auto s = storage::show_account(pool, a.integer("account", 1, INT64_MAX));
+  if (!s) {
+    return report(err, s.error());
+  }
+  print(out, a, summary_json(*s));
+  return 0;
+}
+
+int key_create(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  const std::string key = new_api_key();
+  const auto k = storage::create_key(pool, a.integer("account", 1, INT64_MAX), hash_api_key(key),
+                                     api_key_display_prefix(key));
+  if (!k) {
+    return report(err, k.error());
+  }
+  json::object o = key_json(*k);
+  o["api_key"] = key;
+  print(out, a, o);
+  return 0;
+}
+
+int key_revoke(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  const auto by_key = a.optional("key");
+  if (by_key.has_value() == a.options.contains("id")) {
+    throw usage_error{"key revoke takes exactly one of --id KEY_ID or --key sk-..."};
+  }
+  const auto k = by_key ? storage::revoke_key_by_hash(pool, hash_api_key(*by_key))
+                        : storage::revoke_key(pool, a.integer("id", 1, INT64_MAX));
+  if (!k) {
+    return report(err, k.error());
+  }
+  print(out, a, key_json(*k));
+  return 0;
+}
+
+int credits_grant(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  const std::string note = a.optional("note").value_or("granted by operator");
+  const auto s = storage::grant_credits(pool, a.integer("account", 1, INT64_MAX),
+                                        a.integer("amount", 1, 1'000'000'000'000), note);
+  if (!s) {
+    return report(err, s.error());
+  }
+  print(out, a, summary_json(*s));
+  return 0;
+}
+
+int task_show(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  if (a.words.size() != 3) {
+    throw usage_error{"task show takes one TASK_ID"};
+  }
+  const auto details = is_task_id(a.words[2]) ? storage::task_details_json(pool, a.words[2]) : std::nullopt;
+  if (!details) {
+    return report(err, {errc::not_found, "no such task"});
+  }
+  print(out, a, json::parse(*details).as_object());
+  return 0;
+}
+
+int ledger_check(const arguments& a, storage::connection_pool& pool, std::ostream& out,
+                 std::ostream& /*err*/) {
+  const auto mismatches = storage::ledger_mismatches(pool);
+  json::array rows;
+  for (const auto& s : mismatches) {
+    rows.push_back(summary_json(s));
+  }
+  print(out, a, json::object{{"consistent", mismatches.empty()}, {"mismatches", std::move(rows)}});
+  return mismatches.empty() ? 0 : 1;
+}
+
+// The commands, by their first two words.
+using command_fn = int (*)(const arguments&, storage::connection_pool&, std::ostream&, std::ostream&);
+const std::pair<std::string_view, command_fn> commands[] = {
+    {"migrate", migrate},       {"account create", account_create}, {"account show", account_show},
+    {"key create", key_create}, {"key revoke", key_revoke},         {"credits grant", credits_grant},
+    {"task show", task_show},   {"ledger check", ledger_check},
+};
+
 int run(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
   const std::string command =
       a.words.empty() ? "" : a.words[0] + (a.words.size() > 1 ? " " + a.words[1] : "");
-  if (command == "migrate") {
-    const auto r = storage::migrate(pool);
-    json::array applied;
-    for (const auto& name : r.applied) {
-      applied.emplace_back(name);
+  for (const auto& [name, fn] : commands) {
+    if (command == name) {
+      return fn(a, pool, out, err);
     }
-    print(out, a, json::object{{"applied", std::move(applied)}, {"schema_version", r.current_version}});
-    return 0;
-  }
-  if (command == "account create") {
-    const std::string name = a.required("name");
-    if (name.empty() || name.size() > 200) {
-      throw usage_error{"--name must be 1 to 200 characters"};
-    }
-    const std::int64_t credits =
-        a.options.contains("credits") ? a.integer("credits", 0, 1'000'000'000'000) : 0;
-    const std::string key = new_api_key();
-    const auto s =
-        storage::create_account(pool, name, credits, hash_api_key(key), api_key_display_prefix(key));
-    json::object o = summary_json(s);
-    o["api_key"] = key;
-    o["key_id"] = s.keys.front().id;
-    print(out, a, o);
-    if (!a.json) {
-      err << "Store the API key now: it is shown only once.\n";
-    }
-    return 0;
-  }
-  if (command == "account show") {
-    const auto s = storage::show_account(pool, a.integer("account", 1, INT64_MAX));
-    if (!s) {
-      return report(err, s.error());
-    }
-    print(out, a, summary_json(*s));
-    return 0;
-  }
-  if (command == "key create") {
-    const std::string key = new_api_key();
-    const auto k = storage::create_key(pool, a.integer("account", 1, INT64_MAX), hash_api_key(key),
-                                       api_key_display_prefix(key));
-    if (!k) {
-      return report(err, k.error());
-    }
-    json::object o = key_json(*k);
-    o["api_key"] = key;
-    print(out, a, o);
-    return 0;
-  }
-  if (command == "key revoke") {
-    const auto by_key = a.optional("key");
-    if (by_key.has_value() == a.options.contains("id")) {
-      throw usage_error{"key revoke takes exactly one of --id KEY_ID or --key sk-..."};
-    }
-    const auto k = by_key ? storage::revoke_key_by_hash(pool, hash_api_key(*by_key))
-                          : storage::revoke_key(pool, a.integer("id", 1, INT64_MAX));
-    if (!k) {
-      return report(err, k.error());
-    }
-    print(out, a, key_json(*k));
-    return 0;
-  }
-  if (command == "credits grant") {
-    const std::string note = a.optional("note").value_or("granted by operator");
-    const auto s = storage::grant_credits(pool, a.integer("account", 1, INT64_MAX),
-                                          a.integer("amount", 1, 1'000'000'000'000), note);
-    if (!s) {
-      return report(err, s.error());
-    }
-    print(out, a, summary_json(*s));
-    return 0;
-  }
-  if (command == "task show") {
-    if (a.words.size() != 3) {
-      throw usage_error{"task show takes one TASK_ID"};
-    }
-    const auto details = is_task_id(a.words[2]) ? storage::task_details_json(pool, a.words[2]) : std::nullopt;
-    if (!details) {
-      return report(err, {errc::not_found, "no such task"});
-    }
-    print(out, a, json::parse(*details).as_object());
-    return 0;
-  }
-  if (command == "ledger check") {
-    const auto mismatches = storage::ledger_mismatches(pool);
-    json::array rows;
-    for (const auto& s : mismatches) {
-      rows.push_back(summary_json(s));
-    }
-    print(out, a, json::object{{"consistent", mismatches.empty()}, {"mismatches", std::move(rows)}});
-    return mismatches.empty() ? 0 : 1;
   }
   throw usage_error{command.empty() ? "no command given" : "unknown command \"" + command + "\""};
 }

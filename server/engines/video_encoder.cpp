@@ -39,82 +39,57 @@ std::string tail_of(const std::filesystem::path& file) {
   return s.size() > 500 ? s.substr(s.size() - 500) : s;
 }
 
-}  // namespace
-
-void encode_video(const video_request& r, const std::function<rgb_image(int frame)>& frame,
-                  const std::string& program) {
+// ffmpeg's command line: raw RGB frames on stdin and a synthesized tone in, H.264 + AAC MP4 and an
+// AAC-only file out.
+std::vector<std::string> ffmpeg_arguments(const video_request& r, const std::string& program) {
   char tone[256];
   std::snprintf(tone, sizeof tone,
                 "aevalsrc=exprs='0.2*sin(2*PI*%.3f*t)*(0.6+0.4*sin(2*PI*0.5*t))+0.1*sin(2*PI*%.3f*t)'"
                 ":s=44100:d=%.3f",
                 r.tones.first, r.tones.second, r.seconds);
-  const std::vector<std::string> args = {program,
-                                         "-hide_banner",
-                                         "-loglevel",
-                                         "error",
-                                         "-y",
-                                         "-f",
-                                         "rawvideo",
-                                         "-pix_fmt",
-                                         "rgb24",
-                                         "-video_size",
-                                         std::to_string(r.width) + "x" + std::to_string(r.height),
-                                         "-framerate",
-                                         std::to_string(r.fps),
-                                         "-i",
-                                         "pipe:0",
-                                         "-f",
-                                         "lavfi",
-                                         "-i",
-                                         tone,
-                                         "-map",
-                                         "0:v",
-                                         "-map",
-                                         "1:a",
-                                         "-c:v",
-                                         "libx264",
-                                         "-preset",
-                                         "veryfast",
-                                         "-pix_fmt",
-                                         "yuv420p",
-                                         "-threads",
-                                         "1",
-                                         "-c:a",
-                                         "aac",
-                                         "-b:a",
-                                         "96k",
-                                         "-shortest",
-                                         "-movflags",
-                                         "+faststart",
-                                         r.video.string(),
-                                         "-map",
-                                         "1:a",
-                                         "-c:a",
-                                         "aac",
-                                         "-b:a",
-                                         "96k",
-                                         r.audio.string()};
+  const std::string size = std::to_string(r.width) + "x" + std::to_string(r.height);
+  // clang-format off
+  return {program, "-hide_banner", "-loglevel", "error", "-y",
+          "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", size, "-framerate", std::to_string(r.fps),
+          "-i", "pipe:0",
+          "-f", "lavfi", "-i", tone,
+          "-map", "0:v", "-map", "1:a",
+          "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-threads", "1",
+          "-c:a", "aac", "-b:a", "96k", "-shortest", "-movflags", "+faststart", r.video.string(),
+          "-map", "1:a", "-c:a", "aac", "-b:a", "96k", r.audio.string()};
+  // clang-format on
+}
+
+// Starts `args` with stdin reading from `stdin_fd`, stdout discarded and stderr into `log`.
+pid_t spawn_encoder(const std::vector<std::string>& args, int stdin_fd, const std::filesystem::path& log) {
   std::vector<char*> argv;
   for (const auto& a : args) {
     argv.push_back(const_cast<char*>(a.c_str()));
   }
   argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, args.front().c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return spawned == 0 ? pid : -1;
+}
 
+}  // namespace
+
+void encode_video(const video_request& r, const std::function<rgb_image(int frame)>& frame,
+                  const std::string& program) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw std::runtime_error("cannot create a pipe for ffmpeg");
   }
   const std::filesystem::path log = r.video.string() + ".log";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], STDIN_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_encoder(ffmpeg_arguments(r, program), pipe_fds[0], log);
   close(pipe_fds[0]);
-  if (spawned != 0) {
+  if (pid < 0) {
     close(pipe_fds[1]);
     throw std::runtime_error("cannot start " + program + " (apt-get install ffmpeg)");
   }

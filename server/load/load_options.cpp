@@ -107,85 +107,77 @@ checked<std::vector<model_share>> models(const std::string& value) {
   return out;
 }
 
-}  // namespace
+using setter = std::function<checked<void>(const std::string&)>;
 
-checked<options> parse_options(const std::vector<std::string>& args) {
-  options o;
-  using setter = std::function<checked<void>(const std::string&)>;
-  auto set_int = [](int& field, const char* name, int low, int high) {
-    return setter([&field, name, low, high](const std::string& v) -> checked<void> {
-      auto n = whole(name, v, low, high);
-      if (!n) {
-        return n.error();
+setter set_int(int& field, const char* name, int low, int high) {
+  return [&field, name, low, high](const std::string& v) -> checked<void> {
+    auto n = whole(name, v, low, high);
+    if (!n) {
+      return n.error();
+    }
+    field = *n;
+    return {};
+  };
+}
+
+setter set_number(double& field, const char* name, double low, double high) {
+  return [&field, name, low, high](const std::string& v) -> checked<void> {
+    auto n = number(name, v, low, high);
+    if (!n) {
+      return n.error();
+    }
+    field = *n;
+    return {};
+  };
+}
+
+setter set_text(std::string& field) {
+  return [&field](const std::string& v) -> checked<void> {
+    field = v;
+    return {};
+  };
+}
+
+// One of a few words, each naming a value of `field`.
+template <class Value>
+setter set_choice(Value& field, const char* name, std::vector<std::pair<std::string, Value>> choices) {
+  return [&field, name, choices = std::move(choices)](const std::string& v) -> checked<void> {
+    std::string words;
+    for (const auto& [word, value] : choices) {
+      if (v == word) {
+        field = value;
+        return {};
       }
-      field = *n;
-      return {};
-    });
+      words += (words.empty() ? "" : choices.back().first == word ? " or " : ", ") + word;
+    }
+    return refusal{std::string(name) + " is " + words + ", not \"" + v + "\""};
   };
-  auto set_number = [](double& field, const char* name, double low, double high) {
-    return setter([&field, name, low, high](const std::string& v) -> checked<void> {
-      auto n = number(name, v, low, high);
-      if (!n) {
-        return n.error();
-      }
-      field = *n;
-      return {};
-    });
+}
+
+template <class Parsed, class Apply>
+setter set_parsed(checked<Parsed> (*parse)(const std::string&), Apply apply) {
+  return [parse, apply](const std::string& v) -> checked<void> {
+    auto parsed = parse(v);
+    if (!parsed) {
+      return parsed.error();
+    }
+    apply(std::move(*parsed));
+    return {};
   };
-  auto set_text = [](std::string& field) {
-    return setter([&field](const std::string& v) -> checked<void> {
-      field = v;
-      return {};
-    });
-  };
-  const std::map<std::string, setter> setters{
+}
+
+// Every option that takes a value, and where it goes: a table.
+std::map<std::string, setter> option_setters(options& o) {
+  return {
       {"--target",
-       [&o](const std::string& v) -> checked<void> {
-         auto t = target(v);
-         if (!t) {
-           return t.error();
-         }
-         std::tie(o.host, o.port) = *t;
-         return {};
-       }},
-      {"--mode",
-       [&o](const std::string& v) -> checked<void> {
-         if (v != "open" && v != "closed") {
-           return refusal{"--mode is open or closed, not \"" + v + "\""};
-         }
-         o.mode = v == "open" ? loop_mode::open : loop_mode::closed;
-         return {};
-       }},
+       set_parsed(target, [&o](std::pair<std::string, std::string> t) { std::tie(o.host, o.port) = t; })},
+      {"--mode", set_choice(o.mode, "--mode", {{"open", loop_mode::open}, {"closed", loop_mode::closed}})},
       {"--scenario",
-       [&o](const std::string& v) -> checked<void> {
-         if (v == "create") {
-           o.kind = scenario::create;
-         } else if (v == "query") {
-           o.kind = scenario::query;
-         } else if (v == "journey") {
-           o.kind = scenario::journey;
-         } else {
-           return refusal{"--scenario is create, query or journey, not \"" + v + "\""};
-         }
-         return {};
-       }},
-      {"--download",
-       [&o](const std::string& v) -> checked<void> {
-         if (v != "yes" && v != "no") {
-           return refusal{"--download is yes or no, not \"" + v + "\""};
-         }
-         o.download = v == "yes";
-         return {};
-       }},
-      {"--models",
-       [&o](const std::string& v) -> checked<void> {
-         auto m = models(v);
-         if (!m) {
-           return m.error();
-         }
-         o.models = std::move(*m);
-         return {};
-       }},
+       set_choice(
+           o.kind, "--scenario",
+           {{"create", scenario::create}, {"query", scenario::query}, {"journey", scenario::journey}})},
+      {"--download", set_choice(o.download, "--download", {{"yes", true}, {"no", false}})},
+      {"--models", set_parsed(models, [&o](std::vector<model_share> m) { o.models = std::move(m); })},
       {"--rate", set_number(o.rate, "--rate", 0.01, 1e6)},
       {"--connections", set_int(o.connections, "--connections", 1, 100000)},
       {"--duration", set_number(o.duration_s, "--duration", 0.1, 86400)},
@@ -201,6 +193,13 @@ checked<options> parse_options(const std::vector<std::string>& args) {
       {"--json", set_text(o.json_path)},
       {"--timeline", set_text(o.timeline_path)},
   };
+}
+
+}  // namespace
+
+checked<options> parse_options(const std::vector<std::string>& args) {
+  options o;
+  const std::map<std::string, setter> setters = option_setters(o);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& name = args[i];
     if (name == "--quiet") {

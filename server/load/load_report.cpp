@@ -294,4 +294,15 @@ void write_timeline(const report& r, std::ostream& out) {
   }
 }
 
+void print_progress(std::ostream& out, const timeline_second& t) {
+  out << "[gesso-load] " << t.second + 1 << " s: " << t.arrivals << " arrivals";
+  for (std::size_t k = 0; k < request_kinds; ++k) {
+    if (t.done[k] > 0) {
+      out << ", " << name_of(static_cast<request_kind>(k)) << " " << t.done[k] << " (" << t.failed[k]
+          << " failed, p99 " << static_cast<double>(t.micros[k][2]) / 1000.0 << " ms)";
+    }
+  }
+  out << std::endl;
+}
+
 }  // namespace gesso::load

@@ -95,6 +95,9 @@ class recorder {
 
 boost::json::object to_json(const report& r);
 void print_summary(const report& r, std::ostream& out);
+
+/// One progress line for a second of the run.
+void print_progress(std::ostream& out, const timeline_second& t);
 void write_timeline(const report& r, std::ostream& out);
 
 }  // namespace gesso::load

@@ -1,5 +1,6 @@
 #include "server/load/load_run.hpp"
 
+#include "server/load/api_answers.hpp"
 #include "server/load/http_connection.hpp"
 #include "server/runtime/asio_helpers.hpp"
 
@@ -24,7 +25,6 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 namespace json = boost::json;
 using steady = std::chrono::steady_clock;
-using request = http::request<http::string_body>;
 
 namespace {
 
@@ -59,61 +59,6 @@ std::uint64_t micros_since(steady::time_point t) {
   return d < 0 ? 0 : static_cast<std::uint64_t>(d);
 }
 
-request make_request(const run_state& s, http::verb method, std::string target, const std::string* key) {
-  request req{method, target, 11};
-  req.set(http::field::host, s.o->host + ":" + s.o->port);
-  req.set(http::field::user_agent, "gesso-load");
-  if (key != nullptr) {
-    req.set(http::field::authorization, "Bearer " + *key);
-  }
-  req.keep_alive(true);
-  return req;
-}
-
-request create_request(const run_state& s, std::size_t key, const std::string& model,
-                       const std::string& prompt) {
-  request req = make_request(s, http::verb::post, "/api/v1/tasks/create", &(*s.keys)[key]);
-  req.set(http::field::content_type, "application/json");
-  req.body() = json::serialize(json::object{{"model_id", model}, {"prompt", prompt}});
-  req.prepare_payload();
-  return req;
-}
-
-/// The `data` object of a 200 answer, or nothing.
-std::optional<json::object> data_of(const http_answer& answer) {
-  if (answer.status != 200) {
-    return std::nullopt;
-  }
-  boost::system::error_code ec;
-  json::value v = json::parse(answer.body, ec);
-  if (ec || !v.is_object()) {
-    return std::nullopt;
-  }
-  const json::value* data = v.as_object().if_contains("data");
-  if (data == nullptr || !data->is_object()) {
-    return std::nullopt;
-  }
-  return data->as_object();
-}
-
-std::string string_field(const json::object& o, const char* name) {
-  const json::value* v = o.if_contains(name);
-  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-std::int64_t integer_field(const json::object& o, const char* name) {
-  const json::value* v = o.if_contains(name);
-  return v != nullptr && v->is_int64() ? v->as_int64() : 0;
-}
-
-/// The path and query of a result URL: the generator fetches it from its own target, whatever host the
-/// server wrote into the link (GESSO_PUBLIC_URL may name a load balancer the generator also uses).
-std::string path_of(const std::string& url) {
-  const auto scheme = url.find("://");
-  const auto slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  return slash == std::string::npos ? "/" : url.substr(slash);
-}
-
 std::size_t pick_model(run_state* s, lane* l) {
   const double total = s->model_cumulative.back();
   const double x = std::uniform_real_distribution<double>(0, total)(l->rng);
@@ -129,7 +74,7 @@ std::size_t pick_model(run_state* s, lane* l) {
 asio::awaitable<std::optional<std::size_t>> create_one(run_state* s, lane* l, steady::time_point intended) {
   const std::size_t key = std::uniform_int_distribution<std::size_t>(0, s->keys->size() - 1)(l->rng);
   const std::string& model = s->o->models[pick_model(s, l)].model_id;
-  const request req = create_request(*s, key, model, s->o->prompt);
+  const request req = create_request(*s->o, (*s->keys)[key], model, s->o->prompt);
   const http_answer answer = co_await send_on(&l->connections, &req, s->timeout);
   s->rec.answered(request_kind::create, answer.status, answer.failure, micros_since(intended),
                   answer.retried);
@@ -145,31 +90,14 @@ asio::awaitable<std::optional<std::size_t>> create_one(run_state* s, lane* l, st
   co_return s->tasks.size() - 1;
 }
 
-/// A task's status, and its result's path when it succeeded; `kind` says how to record it (or not).
-struct task_view {
-  int status = 0;
-  std::string result_path;
-};
-
 asio::awaitable<task_view> query_one(run_state* s, lane* l, std::string task_id, std::size_t key,
                                      std::optional<request_kind> kind, steady::time_point intended) {
-  const request req = make_request(*s, http::verb::get, "/api/v1/tasks/" + task_id, &(*s->keys)[key]);
+  const request req = api_request(*s->o, http::verb::get, "/api/v1/tasks/" + task_id, &(*s->keys)[key]);
   const http_answer answer = co_await send_on(&l->connections, &req, s->timeout);
   if (kind) {
     s->rec.answered(*kind, answer.status, answer.failure, micros_since(intended), answer.retried);
   }
-  task_view view;
-  if (const std::optional<json::object> data = data_of(answer)) {
-    view.status = static_cast<int>(integer_field(*data, "task_status"));
-    std::string url = string_field(*data, "image_url");
-    if (url.empty()) {
-      url = string_field(*data, "video_url");
-    }
-    if (!url.empty()) {
-      view.result_path = path_of(url);
-    }
-  }
-  co_return view;
+  co_return task_view_of(answer);
 }
 
 void mark(run_state* s, std::size_t index, int status) {
@@ -200,7 +128,7 @@ asio::awaitable<void> journey(run_state* s, lane* l, steady::time_point intended
       mark(s, *index, view.status);
       s->rec.task_final(micros_since(intended));
       if (view.status == 3 && s->o->download && !view.result_path.empty()) {
-        const request req = make_request(*s, http::verb::get, view.result_path, nullptr);
+        const request req = api_request(*s->o, http::verb::get, view.result_path, nullptr);
         const steady::time_point sent = steady::now();
         const http_answer file = co_await send_on(&l->connections, &req, s->timeout);
         const bool empty = file.status == 200 && file.body.empty();
@@ -275,7 +203,7 @@ asio::awaitable<void> closed_client(run_state* s, lane* l) {
 asio::awaitable<void> make_query_targets(run_state* s, lane* l, std::size_t first, std::size_t step) {
   for (std::size_t i = first; i < static_cast<std::size_t>(s->o->query_tasks); i += step) {
     const std::size_t key = i % s->keys->size();
-    const request req = create_request(*s, key, s->o->models.front().model_id, "query target");
+    const request req = create_request(*s->o, (*s->keys)[key], s->o->models.front().model_id, "query target");
     const http_answer answer = co_await send_on(&l->connections, &req, s->timeout);
     const std::optional<json::object> data = data_of(answer);
     if (!data) {
@@ -330,15 +258,87 @@ void settle(run_state* s, lane* l) {
   l->ioc.run();
 }
 
-void print_progress(std::ostream& out, const timeline_second& t) {
-  out << "[gesso-load] " << t.second + 1 << " s: " << t.arrivals << " arrivals";
-  for (std::size_t k = 0; k < request_kinds; ++k) {
-    if (t.done[k] > 0) {
-      out << ", " << name_of(static_cast<request_kind>(k)) << " " << t.done[k] << " (" << t.failed[k]
-          << " failed, p99 " << static_cast<double>(t.micros[k][2]) / 1000.0 << " ms)";
+// One lane per thread, the connections shared out between them.
+std::vector<std::unique_ptr<lane>> make_lanes(const options& o) {
+  asio::io_context resolve_context;
+  asio::ip::tcp::resolver resolver(resolve_context);
+  const auto endpoints = resolver.resolve(o.host, o.port);
+  std::vector<std::unique_ptr<lane>> lanes;
+  std::random_device seed;
+  for (int i = 0; i < o.threads; ++i) {
+    const int limit = o.connections / o.threads + (i < o.connections % o.threads ? 1 : 0);
+    lanes.push_back(
+        std::make_unique<lane>(endpoints, std::max(limit, 1), (std::uint64_t{seed()} << 32) | seed()));
+  }
+  return lanes;
+}
+
+// The query scenario's tasks, created before the clock starts (sixteen at a time).
+void prepare_query_targets(run_state* s, lane* l) {
+  std::exception_ptr failed;
+  for (std::size_t i = 0; i < 16; ++i) {
+    asio::co_spawn(l->ioc, make_query_targets(s, l, i, 16),
+                   [&failed](std::exception_ptr e) { failed = e ? e : failed; });
+  }
+  l->ioc.run();
+  l->ioc.restart();
+  if (failed) {
+    std::rethrow_exception(failed);
+  }
+}
+
+// Sets the clock and spawns each lane's arrivals (open loop) or clients (closed loop).
+void start_traffic(run_state* s, const std::vector<std::unique_ptr<lane>>& lanes) {
+  const options& o = *s->o;
+  s->start = steady::now() + std::chrono::milliseconds(50);
+  s->arrivals_end =
+      s->start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(o.duration_s));
+  s->settle_deadline = s->arrivals_end + std::chrono::duration_cast<steady::duration>(
+                                             std::chrono::duration<double>(o.settle_s));
+  for (int i = 0; i < o.threads; ++i) {
+    lane* l = lanes[static_cast<std::size_t>(i)].get();
+    if (o.mode == loop_mode::open) {
+      asio::co_spawn(l->ioc, open_arrivals(s, l, i, o.threads),
+                     [s](std::exception_ptr e) { count_failure(s, e); });
+    } else {
+      const int clients = o.connections / o.threads + (i < o.connections % o.threads ? 1 : 0);
+      for (int c = 0; c < clients; ++c) {
+        asio::co_spawn(l->ioc, closed_client(s, l), [s](std::exception_ptr e) { count_failure(s, e); });
+      }
     }
   }
-  out << std::endl;
+}
+
+// Runs every lane on its own thread until all are done, closing a timeline second each second (and
+// printing every fifth); answers how many seconds were closed.
+int run_lanes(run_state* s, const std::vector<std::unique_ptr<lane>>& lanes, std::ostream& progress) {
+  std::atomic<int> running{static_cast<int>(lanes.size())};
+  std::vector<std::thread> threads;
+  for (const auto& l : lanes) {
+    threads.emplace_back([&running, l = l.get()] {
+      l->ioc.run();
+      --running;
+    });
+  }
+  int second = 0;
+  while (running > 0) {
+    const steady::time_point next = s->start + std::chrono::seconds(second + 1);
+    while (running > 0 && steady::now() < next) {
+      std::this_thread::sleep_for(
+          std::min<steady::duration>(next - steady::now(), std::chrono::milliseconds(20)));
+    }
+    if (steady::now() >= next) {
+      const timeline_second row = s->rec.tick(second);
+      if (!s->o->quiet && (second + 1) % 5 == 0) {
+        print_progress(progress, row);
+      }
+      ++second;
+    }
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  return second;
 }
 
 }  // namespace
@@ -353,77 +353,16 @@ report run_load(const options& o, const run_accounts& accounts, std::ostream& pr
     total += m.weight;
     s.model_cumulative.push_back(total);
   }
-  asio::io_context resolve_context;
-  asio::ip::tcp::resolver resolver(resolve_context);
-  const auto endpoints = resolver.resolve(o.host, o.port);
-
-  std::vector<std::unique_ptr<lane>> lanes;
-  std::random_device seed;
-  for (int i = 0; i < o.threads; ++i) {
-    const int limit = o.connections / o.threads + (i < o.connections % o.threads ? 1 : 0);
-    lanes.push_back(
-        std::make_unique<lane>(endpoints, std::max(limit, 1), (std::uint64_t{seed()} << 32) | seed()));
-  }
+  const std::vector<std::unique_ptr<lane>> lanes = make_lanes(o);
   if (o.kind == scenario::query) {
-    std::exception_ptr failed;
-    for (std::size_t i = 0; i < 16; ++i) {
-      asio::co_spawn(lanes[0]->ioc, make_query_targets(&s, lanes[0].get(), i, 16),
-                     [&failed](std::exception_ptr e) { failed = e ? e : failed; });
-    }
-    lanes[0]->ioc.run();
-    lanes[0]->ioc.restart();
-    if (failed) {
-      std::rethrow_exception(failed);
-    }
+    prepare_query_targets(&s, lanes[0].get());
   }
-
-  s.start = steady::now() + std::chrono::milliseconds(50);
-  s.arrivals_end =
-      s.start + std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(o.duration_s));
-  s.settle_deadline = s.arrivals_end +
-                      std::chrono::duration_cast<steady::duration>(std::chrono::duration<double>(o.settle_s));
-  for (int i = 0; i < o.threads; ++i) {
-    lane* l = lanes[static_cast<std::size_t>(i)].get();
-    if (o.mode == loop_mode::open) {
-      asio::co_spawn(l->ioc, open_arrivals(&s, l, i, o.threads),
-                     [&s](std::exception_ptr e) { count_failure(&s, e); });
-    } else {
-      const int clients = o.connections / o.threads + (i < o.connections % o.threads ? 1 : 0);
-      for (int c = 0; c < clients; ++c) {
-        asio::co_spawn(l->ioc, closed_client(&s, l), [&s](std::exception_ptr e) { count_failure(&s, e); });
-      }
-    }
-  }
-  std::atomic<int> running{o.threads};
-  std::vector<std::thread> threads;
-  for (auto& l : lanes) {
-    threads.emplace_back([&running, l = l.get()] {
-      l->ioc.run();
-      --running;
-    });
-  }
-  int second = 0;
-  while (running > 0) {
-    const steady::time_point next = s.start + std::chrono::seconds(second + 1);
-    while (running > 0 && steady::now() < next) {
-      std::this_thread::sleep_for(
-          std::min<steady::duration>(next - steady::now(), std::chrono::milliseconds(20)));
-    }
-    if (steady::now() >= next) {
-      const timeline_second row = s.rec.tick(second);
-      if (!o.quiet && (second + 1) % 5 == 0) {
-        print_progress(progress, row);
-      }
-      ++second;
-    }
-  }
-  for (auto& t : threads) {
-    t.join();
-  }
+  start_traffic(&s, lanes);
+  const int seconds = run_lanes(&s, lanes, progress);
   report r;
   r.settings = o;
   r.elapsed_s = std::chrono::duration<double>(steady::now() - s.start).count();
-  s.rec.tick(second);  // the last, partial second
+  s.rec.tick(seconds);  // the last, partial second
   r.arrival_window_s = o.mode == loop_mode::open ? o.duration_s : std::min(o.duration_s, r.elapsed_s);
   for (const auto& l : lanes) {
     r.connections_opened += l->connections.opened();
