@@ -8,6 +8,78 @@ using namespace gesso::testing::security_suites;
 using namespace std::chrono_literals;
 using namespace std::string_literals;
 
+namespace {
+
+// A client that creates and polls tasks until stopped, each answer due within 5 s.
+class well_behaved_client {
+ public:
+  well_behaved_client(std::uint16_t port, std::string key)
+      : thread_([this, port, key = std::move(key)] { loop(port, key); }) {}
+  ~well_behaved_client() { stop(); }
+  void stop() {
+    done_ = true;
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+  }
+  std::atomic<int> ok{0};
+  std::atomic<int> failed{0};
+  std::string first_failure;  ///< read after stop()
+
+ private:
+  void loop(std::uint16_t port, const std::string& key) {
+    const http_client client("127.0.0.1", port, 5s);
+    while (!done_) {
+      try {
+        const auto created = client.create(key, create_body("vendor4-2", "calm"));
+        const auto queried =
+            created.status == 200
+                ? client.query(key, std::string(created.json().at("data").at("task_id").as_string()))
+                : created;
+        queried.status == 200 ? note_ok() : note_failure(queried.body);
+      } catch (const std::exception& e) {
+        note_failure(e.what());
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  void note_ok() { ++ok; }
+  void note_failure(const std::string& why) {
+    ++failed;
+    first_failure = first_failure.empty() ? why : first_failure;
+  }
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// Ten oversized headers (each must get 431) and ten good requests followed by garbage on the same
+// connection (each must get 200 then 400): how many were answered so.
+std::pair<int, int> oversized_and_garbage(std::uint16_t port) {
+  int too_large = 0;
+  int garbage_refused = 0;
+  for (int i = 0; i < 10; ++i) {
+    const http_client raw_client("127.0.0.1", port);
+    const std::string huge = raw_client.raw(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n");
+    too_large += huge.starts_with("HTTP/1.1 431") ? 1 : 0;
+    const std::string piped = raw_client.raw(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n\x16\x03\x01garbage\x00\xff not http\r\n\r\n"s);
+    garbage_refused +=
+        piped.starts_with("HTTP/1.1 200") && piped.find("HTTP/1.1 400") != std::string::npos ? 1 : 0;
+  }
+  return {too_large, garbage_refused};
+}
+
+int closed_by_server(const std::vector<std::unique_ptr<raw_connection>>& connections) {
+  int closed = 0;
+  for (const auto& c : connections) {
+    closed += c->closed_by_server() ? 1 : 0;
+  }
+  return closed;
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_SUITE(abuse)
 
 // A fixed amount of abuse for a fixed time, while a well-behaved client creates and polls tasks:
@@ -19,33 +91,7 @@ BOOST_AUTO_TEST_CASE(the_server_stays_responsive_under_slowloris_idle_floods_hug
                          {"GESSO_IDLE_TIMEOUT_MS", "120000"},  // idle connections leave only by giving way
                          {"GESSO_MAX_CONNECTIONS", std::to_string(max_connections)}});
   const std::uint16_t port = server.port();
-  const auto account = make_account("well-behaved", 1'000'000);
-  std::atomic<bool> done{false};
-  std::atomic<int> good_ok{0};
-  std::atomic<int> good_failed{0};
-  std::string first_failure;
-  std::thread good([&] {
-    const http_client client("127.0.0.1", port, 5s);  // an answer within 5 s, or the test fails
-    while (!done) {
-      try {
-        const auto created = client.create(account.key, create_body("vendor4-2", "calm"));
-        const auto queried =
-            created.status == 200
-                ? client.query(account.key, std::string(created.json().at("data").at("task_id").as_string()))
-                : created;
-        if (queried.status == 200) {
-          ++good_ok;
-        } else {
-          ++good_failed;
-          first_failure = first_failure.empty() ? queried.body : first_failure;
-        }
-      } catch (const std::exception& e) {
-        ++good_failed;
-        first_failure = first_failure.empty() ? e.what() : first_failure;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-  });
+  well_behaved_client good(port, make_account("well-behaved", 1'000'000).key);
 
   // 1. Slowloris: 40 connections that send a header byte every 100 ms and never finish.
   std::vector<std::unique_ptr<raw_connection>> slow;
@@ -60,20 +106,8 @@ BOOST_AUTO_TEST_CASE(the_server_stays_responsive_under_slowloris_idle_floods_hug
     idle.push_back(std::make_unique<raw_connection>(port));
   }
   // 3. Oversized headers and 4. a good request followed by garbage on the same connection.
-  int too_large = 0;
-  int garbage_refused = 0;
-  for (int i = 0; i < 10; ++i) {
-    const http_client raw_client("127.0.0.1", port);
-    const std::string huge = raw_client.raw(
-        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n");
-    too_large += huge.starts_with("HTTP/1.1 431") ? 1 : 0;
-    const std::string piped = raw_client.raw(
-        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n\x16\x03\x01garbage\x00\xff not http\r\n\r\n"s);
-    garbage_refused +=
-        piped.starts_with("HTTP/1.1 200") && piped.find("HTTP/1.1 400") != std::string::npos ? 1 : 0;
-  }
+  const auto [too_large, garbage_refused] = oversized_and_garbage(port);
   // Keep the slow connections dribbling for 4 s: well past the 1.5 s read timeout.
-  int slow_cut_off = 0;
   for (int tick = 0; tick < 40; ++tick) {
     for (auto& c : slow) {
       boost::system::error_code ec;
@@ -81,21 +115,15 @@ BOOST_AUTO_TEST_CASE(the_server_stays_responsive_under_slowloris_idle_floods_hug
     }
     std::this_thread::sleep_for(100ms);
   }
-  for (auto& c : slow) {
-    slow_cut_off += c->closed_by_server() ? 1 : 0;
-  }
-  int idle_gave_way = 0;
-  for (auto& c : idle) {
-    idle_gave_way += c->closed_by_server() ? 1 : 0;
-  }
-  done = true;
-  good.join();
+  const int slow_cut_off = closed_by_server(slow);
+  const int idle_gave_way = closed_by_server(idle);
+  good.stop();
 
-  BOOST_TEST_MESSAGE("well-behaved requests answered: " << good_ok << ", failed: " << good_failed
+  BOOST_TEST_MESSAGE("well-behaved requests answered: " << good.ok << ", failed: " << good.failed
                                                         << "; slowloris cut off: " << slow_cut_off
                                                         << "/40; idle given way: " << idle_gave_way);
-  BOOST_TEST(good_failed == 0, first_failure);
-  BOOST_TEST(good_ok >= 10);
+  BOOST_TEST(good.failed == 0, good.first_failure);
+  BOOST_TEST(good.ok >= 10);
   BOOST_TEST(slow_cut_off == 40);  // the whole request must arrive within the read timeout
   BOOST_TEST(too_large == 10);
   BOOST_TEST(garbage_refused == 10);
