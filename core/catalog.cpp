@@ -79,6 +79,46 @@ constexpr integer_field integer_fields[] = {
     {"max_attempts", 1, 100, [](model_spec& m, std::int64_t v) { m.max_attempts = static_cast<int>(v); }},
 };
 
+// "routes": [{"engine", "priority", "weight", "settings"}, …].
+std::string read_routes(model_spec& m, const json::value& field, const std::string& where) {
+  if (!field.is_array() || field.as_array().empty()) {
+    return where +
+           "\"routes\" must be a non-empty array of {\"engine\", \"priority\", \"weight\", \"settings\"}";
+  }
+  for (std::size_t i = 0; i < field.as_array().size(); ++i) {
+    const std::string at = where + "routes[" + std::to_string(i) + "]";
+    const json::object* o = field.as_array()[i].if_object();
+    if (o == nullptr) {
+      return at + " must be an object";
+    }
+    route_spec r;
+    for (const auto& [key, value] : *o) {
+      if (key == "engine" && value.is_string() && !value.as_string().empty()) {
+        r.engine = std::string(value.as_string());
+      } else if (key == "priority" && value.is_int64() && value.as_int64() >= 0 && value.as_int64() <= 1000) {
+        r.priority = static_cast<int>(value.as_int64());
+      } else if (key == "weight" && value.is_int64() && value.as_int64() >= 1 && value.as_int64() <= 1000) {
+        r.weight = static_cast<int>(value.as_int64());
+      } else if (key == "settings" && value.is_object()) {
+        r.settings = json::serialize(value);
+      } else if (key == "engine" || key == "priority" || key == "weight" || key == "settings") {
+        return at + "." + std::string(key) + " must be " +
+               (key == "engine"     ? "a non-empty string"
+                : key == "priority" ? "a whole number from 0 to 1000"
+                : key == "weight"   ? "a whole number from 1 to 1000"
+                                    : "an object");
+      } else {
+        return at + ": unknown field \"" + std::string(key) + "\"";
+      }
+    }
+    if (r.engine.empty()) {
+      return at + ".engine is required";
+    }
+    m.routes.push_back(std::move(r));
+  }
+  return {};
+}
+
 // Reads one field other than task_type into `m`: "" or what is wrong (prefixed by `where`).
 std::string read_model_field(model_spec& m, std::string_view key, const json::value& field,
                              const std::string& where) {
@@ -97,6 +137,8 @@ std::string read_model_field(model_spec& m, std::string_view key, const json::va
       return where + "\"engine\" must be a non-empty string";
     }
     m.engine = std::string(field.as_string());
+  } else if (key == "routes") {
+    return read_routes(m, field, where);
   } else if (key == "engine_settings") {
     if (!field.is_object()) {
       return where + "\"engine_settings\" must be an object";
@@ -147,6 +189,18 @@ parse_result parse_model(const std::string& id, const json::value& v) {
     if (std::string error = read_model_field(m, member.key(), member.value(), where); !error.empty()) {
       return refusal{std::move(error)};
     }
+  }
+  if (o.contains("routes") && (o.contains("engine") || o.contains("engine_settings"))) {
+    return refusal{where + "give either \"routes\" or \"engine\" with \"engine_settings\", not both"};
+  }
+  if (m.routes.empty()) {
+    m.routes.push_back({m.engine, 1, 1, m.engine_settings});
+  } else {
+    const auto first =
+        std::min_element(m.routes.begin(), m.routes.end(),
+                         [](const route_spec& a, const route_spec& b) { return a.priority < b.priority; });
+    m.engine = first->engine;
+    m.engine_settings = first->settings;
   }
   if (!o.contains("price")) {
     return refusal{where + "\"price\" is required"};

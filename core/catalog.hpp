@@ -11,12 +11,22 @@
 
 namespace gesso {
 
+/// One way to run a model: an engine with its settings (docs/engines.md#routes). A model lists routes
+/// in order of preference: lower priority first, then by weight among equals.
+struct route_spec {
+  std::string engine;
+  int priority = 1;
+  int weight = 1;
+  std::string settings = "{}";  ///< JSON object handed to the engine
+};
+
 /// Everything the service knows about one model_id.
 struct model_spec {
   std::string id;
   task_type type = task_type::image;
-  std::string engine = "builtin";      ///< which engine runs it
-  std::string engine_settings = "{}";  ///< JSON object handed to that engine as it is
+  std::string engine = "builtin";      ///< the first route's engine (recorded on each task)
+  std::string engine_settings = "{}";  ///< the shorthand for one route: JSON handed to `engine`
+  std::vector<route_spec> routes;      ///< from "routes", or the one of engine + engine_settings
   std::int64_t price = 0;              ///< credits charged at create
   std::vector<std::string> aspect_ratios;
   std::string default_aspect_ratio;

@@ -51,8 +51,8 @@ RETURNING id
 const std::string end_leases_head = R"sql(
 WITH r AS (
     SELECT * FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::bigint[], $9::text[])
-           AS r (id, token, kind, image, video, audio, error, delay_ms, provider_job)
+                         $8::bigint[], $9::text[], $10::text[])
+           AS r (id, token, kind, image, video, audio, error, delay_ms, provider_job, failure)
 ), ended AS (
     UPDATE tasks t SET
         status = CASE r.kind WHEN 0 THEN 3 WHEN 1 THEN 4 ELSE t.status END,
@@ -65,7 +65,10 @@ WITH r AS (
         run_after = CASE WHEN r.kind IN (2, 3) THEN now() + r.delay_ms * interval '1 millisecond'
                          WHEN r.kind = 4 THEN now() ELSE t.run_after END,
         attempts = CASE WHEN r.kind IN (3, 4) THEN t.attempts - 1 ELSE t.attempts END,
-        provider_job = CASE WHEN r.kind = 3 THEN r.provider_job ELSE t.provider_job END,
+        error_kind = CASE r.kind WHEN 0 THEN NULL WHEN 1 THEN coalesce(nullif(r.failure, ''), 'internal')
+                                 ELSE t.error_kind END,
+        provider_job = CASE WHEN r.kind = 3 OR (r.kind IN (0, 1) AND r.provider_job <> '') THEN r.provider_job
+                            ELSE t.provider_job END,
         )sql" + lease_cleared + R"sql(
     FROM r
     WHERE t.id = r.id AND t.)sql" + held_under("r.token") +
@@ -106,7 +109,9 @@ WITH overdue AS (
         error = CASE WHEN t.deadline_at <= now()
                      THEN 'the task did not finish before its deadline'
                      ELSE 'the task failed after ' || t.attempts || ' attempts'
-                END || coalesce(': ' || t.error, '')
+                END || coalesce(': ' || t.error, ''),
+        -- Out of attempts here means the last one's lease ran out: its worker died.
+        error_kind = CASE WHEN t.deadline_at <= now() THEN 'deadline' ELSE 'internal' END
     FROM overdue WHERE t.id = overdue.id
     RETURNING t.id, t.account_id, t.credits
 ),)sql";
@@ -188,11 +193,13 @@ lease_end lease_end::succeeded(std::string task_id, std::string lease_token, tas
           .outputs = std::move(outputs)};
 }
 
-lease_end lease_end::failed(std::string task_id, std::string lease_token, std::string error) {
+lease_end lease_end::failed(std::string task_id, std::string lease_token, std::string error,
+                            std::string failure) {
   return {.how = kind::failed,
           .task_id = std::move(task_id),
           .lease_token = std::move(lease_token),
-          .error = std::move(error)};
+          .error = std::move(error),
+          .failure = std::move(failure)};
 }
 
 lease_end lease_end::retry(std::string task_id, std::string lease_token, std::string error,
@@ -262,11 +269,12 @@ std::vector<bool> end_leases(connection_pool& pool, const std::vector<lease_end>
   const std::string delays =
       array_literal(ends, [](const lease_end& e) { return text(std::to_string(e.delay.count())); });
   const std::string jobs = array_literal(ends, [](const lease_end& e) { return text(e.provider_job); });
+  const std::string failures = array_literal(ends, [](const lease_end& e) { return text(e.failure); });
   const std::set<std::string> applied = detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);  // one statement: it commits on its own
     std::set<std::string> out;
     for (const auto& row : tx.exec_prepared(end_leases_statement.name, ids, tokens, kinds, images, videos,
-                                            audios, errors, delays, jobs)) {
+                                            audios, errors, delays, jobs, failures)) {
       out.insert(row[0].c_str());
     }
     return out;

@@ -64,10 +64,13 @@ struct lease_end {
   task_outputs outputs = {};           ///< succeeded
   std::string error = {};              ///< failed: the task's reason; retry: why the attempt did not finish
   std::chrono::milliseconds delay{0};  ///< retry and wait
-  std::string provider_job = {};       ///< wait: the provider's job id, polled by the next claim
+  std::string provider_job = {};       ///< wait: the provider's job, polled by the next claim; succeeded and
+                                       ///< failed: when set, recorded on the task (route, model, job)
+  std::string failure = {};            ///< failed: the kind (docs/api.md#failures); "" is internal
 
   static lease_end succeeded(std::string task_id, std::string lease_token, task_outputs outputs);
-  static lease_end failed(std::string task_id, std::string lease_token, std::string error);
+  static lease_end failed(std::string task_id, std::string lease_token, std::string error,
+                          std::string failure = "internal");
   static lease_end retry(std::string task_id, std::string lease_token, std::string error,
                          std::chrono::milliseconds delay);
   static lease_end wait(std::string task_id, std::string lease_token, std::string provider_job,

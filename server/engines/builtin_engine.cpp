@@ -3,6 +3,7 @@
 #include "server/engines/fetcher.hpp"
 #include "server/engines/image_decoder.hpp"
 #include "server/engines/picture.hpp"
+#include "server/engines/providers/routes.hpp"
 #include "server/engines/task_api_engine.hpp"
 #include "server/engines/video_encoder.hpp"
 
@@ -126,23 +127,30 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
 }
 
 std::unique_ptr<engine> make_engine(const model_spec& model, const engine_environment& environment) {
-  if (model.engine == "builtin") {
+  // A model with one route may name a built-in engine; a provider engine takes any number of routes.
+  const std::string& name = model.routes.empty() ? model.engine : model.routes.front().engine;
+  const std::string& settings = model.routes.empty() ? model.engine_settings : model.routes.front().settings;
+  if (model.routes.size() <= 1 && name == "builtin") {
     try {
-      return std::make_unique<builtin_engine>(parse_builtin_settings(model.engine_settings), environment);
+      return std::make_unique<builtin_engine>(parse_builtin_settings(settings), environment);
     } catch (const std::exception& e) {
       throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
     }
   }
-  if (model.engine == "task-api") {
+  if (model.routes.size() <= 1 && name == "task-api") {
     try {
-      return std::make_unique<task_api_engine>(parse_task_api_settings(model.engine_settings, model), model,
+      return std::make_unique<task_api_engine>(parse_task_api_settings(settings, model), model,
                                                environment.fetching);
     } catch (const std::exception& e) {
       throw std::invalid_argument("model \"" + model.id + "\": " + e.what());
     }
   }
-  throw std::invalid_argument("model \"" + model.id + "\": unknown engine \"" + model.engine +
-                              "\" (available: builtin, task-api)");
+  if (model.routes.empty()) {
+    model_spec one_route = model;
+    one_route.routes.push_back({name, 1, 1, settings});
+    return make_provider_engine(one_route, environment);
+  }
+  return make_provider_engine(model, environment);
 }
 
 }  // namespace gesso::engines

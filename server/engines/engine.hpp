@@ -46,8 +46,10 @@ struct engine_outcome {
   std::optional<std::string> video;
   std::optional<std::string> audio;
   std::string error;                        ///< for failed and retry: a sentence for the client
+  std::string failure;                      ///< for failed and retry: the kind (docs/api.md#failures), or ""
   std::chrono::milliseconds delay{0};       ///< for retry and waiting
-  std::optional<std::string> provider_job;  ///< for waiting: remember the provider's job id
+  std::optional<std::string> provider_job;  ///< for waiting: remember the provider's job; otherwise, when
+                                            ///< set, recorded on the task (route, upstream model and job)
 };
 
 class engine {

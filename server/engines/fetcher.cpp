@@ -36,6 +36,7 @@ struct fetched_answer {
   unsigned status = 0;
   std::string location = {};
   std::string body = {};
+  std::vector<std::pair<std::string, std::string>> headers = {};
   std::string error = {};  ///< set when there is no usable response
 };
 
@@ -96,6 +97,9 @@ asio::awaitable<fetched_answer> request_over(Stream* stream, const outgoing* out
     }
     r.status = status;
     r.location = std::string(parser.get()[http::field::location]);
+    for (const auto& field : parser.get()) {
+      r.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
     r.body = std::move(parser.get().body());
     break;
   }
@@ -192,7 +196,8 @@ checked<http_answer> request_until(const boost::urls::url_view& url, const http_
   if (!result->error.empty()) {
     return refusal{result->error};
   }
-  return http_answer{result->status, std::move(result->location), std::move(result->body)};
+  return http_answer{result->status, std::move(result->location), std::move(result->body),
+                     std::move(result->headers)};
 }
 
 checked<std::string> fetch_http(std::string_view text, const fetch_limits& limits) {

@@ -39,6 +39,8 @@ struct http_answer {
   unsigned status = 0;
   std::string location = {};
   std::string body = {};
+  std::vector<std::pair<std::string, std::string>> headers =
+      {};  ///< as received (bounded with the header block)
 };
 
 /// Sends `call` (redirects are not followed) within `timeout`, reading at most `max_bytes` of body, to

@@ -317,6 +317,61 @@ std::optional<image_format> sniff_image(std::string_view bytes) {
   return std::nullopt;
 }
 
+namespace {
+
+std::uint32_t big_endian(std::string_view b, std::size_t at, int bytes) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
+  }
+  return v;
+}
+
+// The first start-of-frame segment's size: markers are walked by their lengths, never decoded.
+std::optional<std::pair<int, int>> jpeg_dimensions(std::string_view b) {
+  std::size_t at = 2;
+  while (at + 9 < b.size()) {
+    if (static_cast<unsigned char>(b[at]) != 0xFF) {
+      return std::nullopt;
+    }
+    const unsigned marker = static_cast<unsigned char>(b[at + 1]);
+    if (marker == 0xFF) {
+      ++at;  // fill byte
+      continue;
+    }
+    const bool start_of_frame =
+        marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (start_of_frame) {
+      return std::pair{static_cast<int>(big_endian(b, at + 7, 2)),
+                       static_cast<int>(big_endian(b, at + 5, 2))};
+    }
+    at += 2 + big_endian(b, at + 2, 2);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::pair<int, int>> image_dimensions(std::string_view bytes) {
+  const auto format = sniff_image(bytes);
+  std::pair<int, int> size{0, 0};
+  if (format == image_format::png && bytes.size() >= 24 && bytes.substr(12, 4) == "IHDR") {
+    size = {static_cast<int>(big_endian(bytes, 16, 4)), static_cast<int>(big_endian(bytes, 20, 4))};
+  } else if (format == image_format::jpeg) {
+    size = jpeg_dimensions(bytes).value_or(size);
+  } else if (format == image_format::webp) {
+    int w = 0;
+    int h = 0;
+    if (WebPGetInfo(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), &w, &h) != 0) {
+      size = {w, h};
+    }
+  }
+  if (size.first <= 0 || size.second <= 0) {
+    return std::nullopt;
+  }
+  return size;
+}
+
 checked<rgb_image> decode_image(std::string_view bytes, const image_limits& limits) {
   const auto format = sniff_image(bytes);
   if (!format) {

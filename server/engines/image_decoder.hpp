@@ -32,6 +32,10 @@ enum class image_format { png, jpeg, webp };
 /// The format the bytes start like, or nothing.
 std::optional<image_format> sniff_image(std::string_view bytes);
 
+/// The width and height an image's header gives, without decoding any pixel; nothing when the bytes
+/// are not a PNG, JPEG or WebP image with a readable header.
+std::optional<std::pair<int, int>> image_dimensions(std::string_view bytes);
+
 /// Decodes to RGB (shrunk to cover the wanted size, if any), or explains (one sentence) why the bytes
 /// are not an acceptable image. Transparent pixels are composited onto black.
 checked<rgb_image> decode_image(std::string_view bytes, const image_limits& limits = {});

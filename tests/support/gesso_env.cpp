@@ -157,6 +157,16 @@ server_process::server_process(const env_map& extra_env)
   }
 }
 
+fake_providers_process::fake_providers_process()
+    : gesso_process(GESSO_FAKE_PROVIDERS_BIN, {}, "gesso-fake-providers") {
+  const std::string line = process_->read_line(std::chrono::seconds(20));
+  const auto at = line.find("http://");
+  if (at == std::string::npos) {
+    throw std::runtime_error("gesso-fake-providers printed no address: " + line);
+  }
+  url_ = line.substr(at);
+}
+
 process_memory memory_of(int pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   process_memory m;

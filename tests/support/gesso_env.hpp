@@ -100,6 +100,17 @@ class worker_process : public gesso_process {
   std::uint16_t probe_port_ = 0;
 };
 
+/// A running gesso-fake-providers on 127.0.0.1 and a free port (docs/fake-providers.md).
+class fake_providers_process : public gesso_process {
+ public:
+  fake_providers_process();
+  /// http://127.0.0.1:PORT
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string url_;
+};
+
 /// A process's resident memory now and at its peak (VmRSS, VmHWM of /proc/PID/status).
 struct process_memory {
   std::uint64_t rss_bytes = 0;

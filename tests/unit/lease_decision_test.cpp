@@ -44,6 +44,19 @@ BOOST_AUTO_TEST_CASE(successes_and_failures_end_the_task) {
   const lease_end failure = decide_lease_end(held(1), ended(engine_outcome::kind::failed), 0.5);
   BOOST_TEST((failure.how == lease_end::kind::failed));
   BOOST_TEST(failure.error == "upstream busy");
+  BOOST_TEST(failure.failure == "internal");  // an engine that names no kind
+}
+
+BOOST_AUTO_TEST_CASE(a_failure_keeps_its_kind_and_where_it_ran) {
+  engine_outcome refused = ended(engine_outcome::kind::failed);
+  refused.failure = "content_policy";
+  refused.provider_job = R"({"route":1,"engine":"fal","model":"fal-ai/flux/dev","job":"x"})";
+  const lease_end failure = decide_lease_end(held(1), refused, 0.5);
+  BOOST_TEST(failure.failure == "content_policy");
+  BOOST_TEST(failure.provider_job == *refused.provider_job);
+  engine_outcome busy = ended(engine_outcome::kind::retry);
+  busy.failure = "provider_unavailable";
+  BOOST_TEST(decide_lease_end(held(3), busy, 0.5).failure == "provider_unavailable");  // the last attempt
 }
 
 BOOST_AUTO_TEST_CASE(a_retry_waits_a_backoff_until_the_attempts_run_out) {
@@ -51,6 +64,9 @@ BOOST_AUTO_TEST_CASE(a_retry_waits_a_backoff_until_the_attempts_run_out) {
   BOOST_TEST((again.how == lease_end::kind::retry));
   BOOST_TEST(again.error == "upstream busy");
   BOOST_TEST(again.delay == retry_backoff(2, 0.0));
+  engine_outcome throttled = ended(engine_outcome::kind::retry);
+  throttled.delay = 20s;  // Retry-After: never sooner than the provider asked
+  BOOST_TEST(decide_lease_end(held(2), throttled, 1.0).delay == 20s);
   const lease_end last = decide_lease_end(held(3), ended(engine_outcome::kind::retry), 0.0);
   BOOST_TEST((last.how == lease_end::kind::failed));
   BOOST_TEST(last.error == "the task failed after 3 attempts: upstream busy");

@@ -1,0 +1,82 @@
+#pragma once
+// The engine behind every provider adapter: picks a route (priority, then weight), fails over to the
+// next route when one is unavailable or its circuit is open, fetches input images through the SSRF-safe
+// fetcher, and copies outputs into the media store (provider URLs expire in 1–24 h), sniffing their type
+// and size. A submitted task holds no worker slot: the provider's job is remembered on the task and
+// polled by later claims.
+
+#include "server/engines/engine.hpp"
+#include "server/engines/providers/provider.hpp"
+#include "server/engines/providers/provider_http.hpp"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gesso::engines {
+
+/// One route's health, shared by the worker's engine threads: the circuit opens after `failures_to_open`
+/// consecutive unavailable answers and lets one probe through after `open_for` (half-open); a success
+/// closes it.
+class circuit {
+ public:
+  static constexpr int failures_to_open = 5;
+  static constexpr std::chrono::seconds open_for{30};
+  enum class state { closed, open, half_open };
+
+  bool allows(std::chrono::steady_clock::time_point now);  ///< may a request go now?
+  void succeeded();
+  void failed(std::chrono::steady_clock::time_point now);
+  state current(std::chrono::steady_clock::time_point now) const;
+
+ private:
+  mutable std::mutex mutex_;
+  int consecutive_failures_ = 0;
+  std::chrono::steady_clock::time_point opened_at_{};
+  bool probing_ = false;
+};
+
+/// A route ready to run: its settings, its adapter and its health.
+struct route {
+  route_settings settings;
+  std::unique_ptr<provider_client> client;
+  std::unique_ptr<provider_adapter> adapter;
+  circuit health;
+};
+
+class provider_engine : public engine {
+ public:
+  provider_engine(const model_spec& model, std::vector<std::unique_ptr<route>> routes, fetch_policy fetching);
+  engine_outcome run(const engine_job& job, media_store& media) override;
+
+  const std::vector<std::unique_ptr<route>>& routes() const { return routes_; }
+
+ private:
+  engine_outcome submit(const engine_job& job, media_store& media);
+  engine_outcome poll(const engine_job& job, media_store& media);
+  engine_outcome finish(const engine_job& job, std::size_t route_index, const std::string& job_id,
+                        provider_step step, media_store& media);
+  std::vector<std::size_t> route_order();
+  provider_request request_for(const engine_job& job) const;
+
+  task_type type_;
+  int duration_seconds_;
+  std::vector<std::unique_ptr<route>> routes_;
+  fetch_policy fetching_;
+  std::mutex random_mutex_;
+  std::mt19937_64 random_{std::random_device{}()};
+};
+
+/// The job text remembered on a task while a provider holds it: which route, and the adapter's job.
+std::string provider_job_text(std::size_t route_index, const route_settings& settings,
+                              const std::string& job);
+struct remembered_job {
+  std::size_t route_index = 0;
+  std::string job;
+};
+std::optional<remembered_job> read_provider_job(std::string_view text);
+
+}  // namespace gesso::engines

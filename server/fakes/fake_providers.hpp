@@ -1,0 +1,30 @@
+#pragma once
+// The providers gesso-fake-providers speaks, each under its own prefix of one port, each following
+// ../shared/PROVIDERS.md (paths, fields, status sequences, error shapes, auth schemes) — never shaped
+// to Gesso's adapters. docs/fake-providers.md lists what each covers.
+
+#include "server/fakes/fake_http.hpp"
+#include "server/fakes/fake_world.hpp"
+
+#include <optional>
+#include <string_view>
+
+namespace gesso::fakes {
+
+/// Each answers requests whose path (without its prefix) it knows, or nothing.
+std::optional<fake_response> fake_openai(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_replicate(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_fal(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_sdcpp(fake_world& world, const fake_request& r, std::string_view path);
+
+/// Every request: the provider its prefix names, /files/<token> for outputs, 404 otherwise.
+fake_response route_fake_request(fake_world& world, const fake_request& r);
+
+/// The common faults of a create, from the prompt's markers, in a provider's error shape: 429 and 500
+/// storms, dropped connections, malformed answers. Nothing when the create should go ahead.
+std::optional<fake_response> create_fault(fake_world& world, const std::string& provider,
+                                          const std::string& prompt,
+                                          std::string (*error_body)(unsigned status,
+                                                                    const std::string& message));
+
+}  // namespace gesso::fakes
