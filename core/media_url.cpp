@@ -1,31 +1,16 @@
 #include "core/media_url.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include "core/hmac.hpp"
 
-#include <array>
+#include <openssl/crypto.h>
+
 #include <stdexcept>
 
 namespace gesso {
 namespace {
 
 std::string signature_of(std::string_view secret, std::string_view object, std::int64_t expires) {
-  const std::string message = std::string(object) + "\n" + std::to_string(expires);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-           reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac.data(),
-           &length) == nullptr) {
-    throw std::runtime_error("HMAC-SHA256 is unavailable");
-  }
-  static constexpr std::string_view hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(hex[mac[i] >> 4]);
-    out.push_back(hex[mac[i] & 0xF]);
-  }
-  return out;
+  return to_hex(hmac_sha256(secret, std::string(object) + "\n" + std::to_string(expires)));
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ fake_response invalid(const std::string& message, const std::string& param,
   return json_response(400, error_body(400, message, "invalid_request_error", code, param));
 }
 
-// The parts of a multipart/form-data body: name → values (files and fields alike).
+}  // namespace
+
 std::multimap<std::string, std::string> multipart_parts(const fake_request& r) {
   std::multimap<std::string, std::string> parts;
   const std::string type = r.header("content-type");
@@ -67,6 +68,8 @@ std::multimap<std::string, std::string> multipart_parts(const fake_request& r) {
   }
   return parts;
 }
+
+namespace {
 
 struct image_call {
   std::string model;
@@ -213,6 +216,9 @@ std::optional<fake_response> fake_openai(fake_world& world, const fake_request& 
   }
   if (path == "/v1/images/edits" && r.method == "POST") {
     return edits(world, r);
+  }
+  if (path.starts_with("/v1/videos")) {
+    return fake_openai_videos(world, r, path);
   }
   return std::nullopt;
 }

@@ -35,7 +35,9 @@ fake_response serve_file(fake_world& world, const fake_request& r, const std::st
   if (std::chrono::steady_clock::now() >= file->expires_at) {
     return json_response(410, R"({"error":"this URL has expired"})");
   }
-  if (!file->needs_header.empty() && r.header("authorization") != file->needs_header) {
+  const auto colon = file->needs_header.find(':');
+  if (!file->needs_header.empty() &&
+      r.header(file->needs_header.substr(0, colon)) != file->needs_header.substr(colon + 1)) {
     return json_response(401, R"({"error":"this file needs the API key"})");
   }
   return fake_response{.status = 200, .content_type = file->content_type, .headers = {}, .body = file->bytes};
@@ -49,8 +51,10 @@ fake_response route_fake_request(fake_world& world, const fake_request& r) {
     std::string_view prefix;
     std::optional<fake_response> (*serve)(fake_world&, const fake_request&, std::string_view);
   };
-  static constexpr prefix_route routes[] = {
-      {"/openai", fake_openai}, {"/replicate", fake_replicate}, {"/fal", fake_fal}, {"/sdcpp", fake_sdcpp}};
+  static constexpr prefix_route routes[] = {{"/openai", fake_openai}, {"/replicate", fake_replicate},
+                                            {"/fal", fake_fal},       {"/sdcpp", fake_sdcpp},
+                                            {"/gemini", fake_gemini}, {"/ark", fake_ark},
+                                            {"/kling", fake_kling}};
   for (const auto& [prefix, serve] : routes) {
     if (path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/')) {
       if (auto answer = serve(world, r, path.substr(prefix.size()))) {
@@ -65,7 +69,9 @@ fake_response route_fake_request(fake_world& world, const fake_request& r) {
   if (path == "/healthz") {
     return json_response(200, R"({"status":"ok"})");
   }
-  return json_response(404, R"({"error":"not found: the fake serves /openai, /replicate, /fal and /sdcpp"})");
+  return json_response(
+      404,
+      R"({"error":"not found: the fake serves /openai, /replicate, /fal, /sdcpp, /gemini, /ark and /kling"})");
 }
 
 }  // namespace gesso::fakes

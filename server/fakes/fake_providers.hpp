@@ -6,6 +6,7 @@
 #include "server/fakes/fake_http.hpp"
 #include "server/fakes/fake_world.hpp"
 
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -16,6 +17,14 @@ std::optional<fake_response> fake_openai(fake_world& world, const fake_request& 
 std::optional<fake_response> fake_replicate(fake_world& world, const fake_request& r, std::string_view path);
 std::optional<fake_response> fake_fal(fake_world& world, const fake_request& r, std::string_view path);
 std::optional<fake_response> fake_sdcpp(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_openai_videos(fake_world& world, const fake_request& r,
+                                                std::string_view path);
+std::optional<fake_response> fake_gemini(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_ark(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_kling(fake_world& world, const fake_request& r, std::string_view path);
+
+/// The parts of a multipart/form-data body: name → values (files and fields alike).
+std::multimap<std::string, std::string> multipart_parts(const fake_request& r);
 
 /// Every request: the provider its prefix names, /files/<token> for outputs, 404 otherwise.
 fake_response route_fake_request(fake_world& world, const fake_request& r);

@@ -172,7 +172,7 @@ std::optional<fake_response> fake_replicate(fake_world& world, const fake_reques
     const std::string id = world.new_id("file");
     const std::string url =
         world.publish({r.body, "application/octet-stream", std::chrono::steady_clock::now() + 24h,
-                       r.header("authorization")});
+                       "authorization:" + r.header("authorization")});
     return json_response(201, json::serialize(json::object{{"id", id}, {"urls", {{"get", url}}}}));
   }
   if (p.starts_with("/v1/predictions/")) {

@@ -44,7 +44,7 @@ struct fake_file {
   std::string bytes;
   std::string content_type;
   std::chrono::steady_clock::time_point expires_at;
-  std::string needs_header;  ///< "" or the exact Authorization value a download must carry
+  std::string needs_header;  ///< "" or "lower-case-name:value", a header a download must carry
 };
 
 class fake_world {

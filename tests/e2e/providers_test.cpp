@@ -77,6 +77,34 @@ std::string provider_catalog(const std::string& fake) {
                                                {"api_key_env", "FAKE_FAL_KEY"},
                                                {"model", "fal-ai/flux/dev"},
                                                {"poll_interval_ms", 100}}}}})},
+      {"openai-video",
+       model("video", 15, {route("openai-videos", fake + "/openai", {{"api_key_env", "FAKE_OPENAI_KEY"}})},
+             {{"duration_seconds", 4}})},
+      {"veo-video",
+       model("video", 30,
+             {route("gemini-veo", fake + "/gemini",
+                    {{"api_key_env", "FAKE_GEMINI_KEY"}, {"model", "veo-3.1-generate-preview"}})},
+             {{"duration_seconds", 8}})},
+      {"ark-video",
+       model("video", 18,
+             {route("ark", fake + "/ark",
+                    {{"api_key_env", "FAKE_ARK_KEY"}, {"model", "doubao-seedance-1-0-pro-250528"}})},
+             {{"duration_seconds", 5}})},
+      {"ark-image",
+       model("image", 5,
+             {route("ark", fake + "/ark",
+                    {{"api_key_env", "FAKE_ARK_KEY"}, {"model", "doubao-seedream-4-0-250828"}})})},
+      {"kling-video",
+       model("video", 25,
+             {route("kling", fake + "/kling",
+                    {{"api_key_env", "FAKE_KLING_ACCESS"}, {"secret_key_env", "FAKE_KLING_SECRET"}})},
+             {{"duration_seconds", 5}, {"aspect_ratios", json::array{"16:9", "9:16", "1:1"}}})},
+      // Signed with the wrong secret: Kling answers 401 (code 1004) every time.
+      {"kling-wrong-secret",
+       model("video", 25,
+             {route("kling", fake + "/kling",
+                    {{"api_key_env", "FAKE_KLING_ACCESS"}, {"secret_key_env", "FAKE_KLING_WRONG"}})},
+             {{"duration_seconds", 5}})},
       // A route of its own: its failures open only its own circuit.
       {"flaky-image", model("image", 3, {route("replicate", fake + "/replicate", replicate)})},
       // Output URLs that expire before they are copied: the task ends at its deadline, refunded.
@@ -88,7 +116,12 @@ std::string provider_catalog(const std::string& fake) {
 
 const env_map provider_keys{{"FAKE_OPENAI_KEY", "sk-fake-openai"},
                             {"FAKE_REPLICATE_KEY", "r8_fake"},
-                            {"FAKE_FAL_KEY", "fake-id:fake-secret"}};
+                            {"FAKE_FAL_KEY", "fake-id:fake-secret"},
+                            {"FAKE_GEMINI_KEY", "AIza-fake"},
+                            {"FAKE_ARK_KEY", "ark-fake"},
+                            {"FAKE_KLING_ACCESS", "kling-access"},
+                            {"FAKE_KLING_SECRET", "kling-secret"},
+                            {"FAKE_KLING_WRONG", "not-the-secret"}};
 
 struct providers_fixture {
   fake_providers_process fake;
@@ -147,6 +180,7 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
       {"replicate-version", create("replicate-version", "a heron")},
       {"fal-image", create("fal-image", "a harbour", R"(,"aspect_ratio":"16:9")")},
       {"sdcpp-image", create("sdcpp-image", "a teapot", R"(,"aspect_ratio":"9:16")")},
+      {"ark-image", create("ark-image", "a kite", R"(,"aspect_ratio":"16:9")" + images)},
   };
   for (const auto& [name, id] : image_tasks) {
     BOOST_TEST_CONTEXT(name) {
@@ -156,16 +190,22 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
       BOOST_TEST(url.find(":" + std::to_string(server->port()) + "/media/") != std::string::npos);  // ours
       const auto [w, h] = png_size(fetch(url).body);
       BOOST_TEST(w > 0);
-      const std::string ratio = name == "openai-image" || name == "fal-image"        ? "16:9"
-                                : name == "replicate-image" || name == "sdcpp-image" ? "9:16"
-                                                                                     : "1:1";
+      static const std::map<std::string, std::string> asked{{"openai-image", "16:9"},
+                                                            {"fal-image", "16:9"},
+                                                            {"ark-image", "16:9"},
+                                                            {"replicate-image", "9:16"},
+                                                            {"sdcpp-image", "9:16"}};
+      const std::string ratio = asked.contains(name) ? asked.at(name) : "1:1";
       BOOST_TEST((ratio == "16:9" ? w > h : ratio == "9:16" ? w < h : w == h), w << "x" << h);
       BOOST_TEST(details(id).at("provider_job").is_string());  // the route, upstream model and job
     }
   }
-  for (const std::string model_id : {"fal-video", "sdcpp-video"}) {
+  for (const std::string model_id :
+       {"fal-video", "sdcpp-video", "openai-video", "veo-video", "ark-video", "kling-video", "kling-text"}) {
     BOOST_TEST_CONTEXT(model_id) {
-      const std::string id = create(model_id, "waves", model_id == "fal-video" ? images : "");
+      const bool with_image = model_id != "sdcpp-video" && model_id != "kling-text";
+      const std::string id =
+          create(model_id == "kling-text" ? "kling-video" : model_id, "waves", with_image ? images : "");
       const poll_result done = finish(id);
       BOOST_TEST_REQUIRE(done.statuses.back() == 3, json::serialize(details(id)));
       const auto probe =
@@ -195,6 +235,18 @@ BOOST_AUTO_TEST_CASE(each_failure_ends_at_4_refunded_once_with_its_kind) {
       {"openai-image", "[fake:video] wrong type", "internal"},
       {"flaky-image", "[fake:malformed] garbage", "provider_unavailable"},
       {"expiring-image", "[fake:expire] gone", "deadline"},
+      {"openai-video", "[fake:policy] a fight", "content_policy"},
+      {"openai-video", "[fake:fail] broken", "provider_unavailable"},
+      {"veo-video", "[fake:policy] filtered", "content_policy"},
+      {"veo-video", "[fake:fail] internal", "provider_unavailable"},
+      {"veo-video", "[fake:invalid] duration", "invalid_input"},
+      {"ark-video", "[fake:policy] sensitive", "content_policy"},
+      {"ark-video", "[fake:fail] internal", "provider_unavailable"},
+      {"ark-image", "[fake:policy] sensitive", "content_policy"},
+      {"kling-video", "[fake:policy] security", "content_policy"},
+      {"kling-video", "[fake:fail] broken", "provider_unavailable"},
+      {"kling-video", "[fake:invalid] cfg", "invalid_input"},
+      {"kling-wrong-secret", "signed badly", "provider_unavailable"},
   };
   std::vector<std::string> ids;
   for (const auto& c : cases) {

@@ -2,6 +2,7 @@
 // reading Retry-After, telling retryable answers apart, the job remembered on a task, the circuit, the
 // size tables, and reading an image's size from its header.
 
+#include "core/hmac.hpp"
 #include "server/engines/image_decoder.hpp"
 #include "server/engines/picture.hpp"
 #include "server/engines/providers/adapters.hpp"
@@ -118,6 +119,19 @@ BOOST_AUTO_TEST_CASE(image_dimensions_come_from_the_header_alone) {
   BOOST_TEST(!image_dimensions("GIF89a....").has_value());
   BOOST_TEST(
       !image_dimensions(std::string("\xFF\xD8\xFF\xE0\x00\x10", 6)).has_value());  // JPEG without a frame
+}
+
+BOOST_AUTO_TEST_CASE(a_kling_token_is_an_hs256_jwt_of_the_access_key_signed_with_the_secret) {
+  const std::string token = kling_jwt("AK", "SK", 1'700'000'000);
+  const auto first = token.find('.');
+  const auto second = token.find('.', first + 1);
+  BOOST_TEST_REQUIRE(second != std::string::npos);
+  BOOST_TEST(token.substr(0, first) == base64url(R"({"alg":"HS256","typ":"JWT"})"));
+  BOOST_TEST(token.substr(first + 1, second - first - 1) ==
+             base64url(R"({"iss":"AK","exp":1700001800,"nbf":1699999995})"));
+  BOOST_TEST(token.substr(second + 1) == base64url(gesso::hmac_sha256("SK", token.substr(0, second))));
+  BOOST_TEST(token.find_first_of("+/=") == std::string::npos);  // the URL alphabet, unpadded
+  BOOST_TEST(base64url("\xfb\xff") == "-_8");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

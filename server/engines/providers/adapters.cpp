@@ -16,6 +16,10 @@ constexpr std::string_view replicate_settings[] = {"input", "prefer_wait_s", "im
                                                    "pass_image_urls"};
 constexpr std::string_view fal_settings[] = {"input", "image_field", "pass_image_urls"};
 constexpr std::string_view sdcpp_settings[] = {"long_side", "sample_steps", "seed"};
+constexpr std::string_view openai_videos_settings[] = {"sizes"};
+constexpr std::string_view gemini_veo_settings[] = {"resolution", "person_generation"};
+constexpr std::string_view ark_settings[] = {"long_side", "resolution", "watermark"};
+constexpr std::string_view kling_settings[] = {"secret_key_env", "mode"};
 
 const adapter_kind kinds[] = {
     // A synchronous image call can take a minute or more: the timeout leaves room for it.
@@ -25,6 +29,15 @@ const adapter_kind kinds[] = {
      "Bearer ", make_replicate},
     {"fal", "https://queue.fal.run", true, "", true, 60s, fal_settings, "Authorization", "Key ", make_fal},
     {"sdcpp", "", false, "", false, 60s, sdcpp_settings, "Authorization", "Bearer ", make_sdcpp},
+    {"openai-videos", "https://api.openai.com", true, "sora-2", false, 60s, openai_videos_settings,
+     "Authorization", "Bearer ", make_openai_videos},
+    {"gemini-veo", "https://generativelanguage.googleapis.com", true, "", true, 60s, gemini_veo_settings,
+     "x-goog-api-key", "", make_gemini_veo},
+    {"ark", "https://ark.cn-beijing.volces.com", true, "", true, 180s, ark_settings, "Authorization",
+     "Bearer ", make_ark},
+    // The access key is api_key_env; each request carries a JWT signed with the secret (secret_key_env).
+    {"kling", "https://api-singapore.klingai.com", true, "kling-v1-6", false, 60s, kling_settings, "", "",
+     make_kling},
 };
 
 [[noreturn]] void bad_setting(std::string_view name, const std::string& why) {

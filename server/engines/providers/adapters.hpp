@@ -21,7 +21,8 @@ struct adapter_kind {
   bool needs_model;                ///< a route must name the provider's model
   std::chrono::milliseconds default_timeout;
   std::span<const std::string_view> own_settings;
-  std::string_view auth_header;  ///< the header the key goes in
+  std::string_view auth_header;  ///< the header the key goes in ("": the adapter signs each request) ("": the
+                                 ///< adapter signs each request)
   std::string_view auth_prefix;  ///< before the key ("Bearer ", "Key ")
   /// Builds the adapter; throws std::invalid_argument with "settings.<field>: <why>" for a bad setting,
   /// an aspect ratio it cannot honour, or more input images than it can send.
@@ -42,6 +43,18 @@ std::unique_ptr<provider_adapter> make_replicate(const route_settings&, const pr
 std::unique_ptr<provider_adapter> make_fal(const route_settings&, const provider_client&, const model_spec&);
 std::unique_ptr<provider_adapter> make_sdcpp(const route_settings&, const provider_client&,
                                              const model_spec&);
+std::unique_ptr<provider_adapter> make_openai_videos(const route_settings&, const provider_client&,
+                                                     const model_spec&);
+std::unique_ptr<provider_adapter> make_gemini_veo(const route_settings&, const provider_client&,
+                                                  const model_spec&);
+std::unique_ptr<provider_adapter> make_ark(const route_settings&, const provider_client&, const model_spec&);
+std::unique_ptr<provider_adapter> make_kling(const route_settings&, const provider_client&,
+                                             const model_spec&);
+
+/// Kling's bearer token: an HS256 JWT {"iss": access key, "exp": now + 1800, "nbf": now - 5}.
+std::string kling_jwt(std::string_view access_key, std::string_view secret_key, std::int64_t now);
+/// Base64 with the URL alphabet and no padding (RFC 4648 §5), as JWTs use it.
+std::string base64url(std::string_view bytes);
 
 /// The `extra` setting `name` as a string / whole number, with its default; throws naming the field.
 std::string text_setting(const route_settings& s, std::string_view name, std::string fallback);

@@ -126,7 +126,7 @@ std::unique_ptr<engine> make_provider_engine(const model_spec& model, const engi
       auto r = std::make_unique<route>();
       r->settings = parse_route(spec, *kind);
       header_list auth;
-      if (!r->settings.api_key.empty()) {
+      if (!r->settings.api_key.empty() && !kind->auth_header.empty()) {
         auth.emplace_back(std::string(kind->auth_header),
                           std::string(kind->auth_prefix) + r->settings.api_key);
       }
