@@ -54,7 +54,7 @@ fake_response route_fake_request(fake_world& world, const fake_request& r) {
   static constexpr prefix_route routes[] = {{"/openai", fake_openai}, {"/replicate", fake_replicate},
                                             {"/fal", fake_fal},       {"/sdcpp", fake_sdcpp},
                                             {"/gemini", fake_gemini}, {"/ark", fake_ark},
-                                            {"/kling", fake_kling}};
+                                            {"/kling", fake_kling},   {"/comfyui", fake_comfyui}};
   for (const auto& [prefix, serve] : routes) {
     if (path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/')) {
       if (auto answer = serve(world, r, path.substr(prefix.size()))) {
@@ -71,7 +71,7 @@ fake_response route_fake_request(fake_world& world, const fake_request& r) {
   }
   return json_response(
       404,
-      R"({"error":"not found: the fake serves /openai, /replicate, /fal, /sdcpp, /gemini, /ark and /kling"})");
+      R"({"error":"not found: the fake serves /openai, /replicate, /fal, /sdcpp, /gemini, /ark, /kling and /comfyui"})");
 }
 
 }  // namespace gesso::fakes

@@ -22,6 +22,7 @@ std::optional<fake_response> fake_openai_videos(fake_world& world, const fake_re
 std::optional<fake_response> fake_gemini(fake_world& world, const fake_request& r, std::string_view path);
 std::optional<fake_response> fake_ark(fake_world& world, const fake_request& r, std::string_view path);
 std::optional<fake_response> fake_kling(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_comfyui(fake_world& world, const fake_request& r, std::string_view path);
 
 /// The parts of a multipart/form-data body: name → values (files and fields alike).
 std::multimap<std::string, std::string> multipart_parts(const fake_request& r);

@@ -105,6 +105,22 @@ std::string provider_catalog(const std::string& fake) {
              {route("kling", fake + "/kling",
                     {{"api_key_env", "FAKE_KLING_ACCESS"}, {"secret_key_env", "FAKE_KLING_WRONG"}})},
              {{"duration_seconds", 5}})},
+      {"comfy-image",
+       model("image", 2,
+             {route("comfyui", fake + "/comfyui",
+                    {{"workflow", std::string(GESSO_SOURCE_DIR) + "/deploy/comfyui/text-to-image.json"},
+                     {"prompt_node", "6"},
+                     {"size_node", "5"},
+                     {"seed_node", "3"},
+                     {"long_side", 512}})},
+             {{"max_input_images", 0}})},
+      {"comfy-edit",
+       model("image", 2,
+             {route("comfyui", fake + "/comfyui",
+                    {{"workflow", std::string(GESSO_SOURCE_DIR) + "/deploy/comfyui/image-to-image.json"},
+                     {"prompt_node", "6"},
+                     {"image_nodes", json::array{"10"}},
+                     {"seed_node", "3"}})})},
       // A route of its own: its failures open only its own circuit.
       {"flaky-image", model("image", 3, {route("replicate", fake + "/replicate", replicate)})},
       // Output URLs that expire before they are copied: the task ends at its deadline, refunded.
@@ -181,6 +197,8 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
       {"fal-image", create("fal-image", "a harbour", R"(,"aspect_ratio":"16:9")")},
       {"sdcpp-image", create("sdcpp-image", "a teapot", R"(,"aspect_ratio":"9:16")")},
       {"ark-image", create("ark-image", "a kite", R"(,"aspect_ratio":"16:9")" + images)},
+      {"comfy-image", create("comfy-image", "a lantern", R"(,"aspect_ratio":"16:9")")},
+      {"comfy-edit", create("comfy-edit", "the lantern, lit", images)},
   };
   for (const auto& [name, id] : image_tasks) {
     BOOST_TEST_CONTEXT(name) {
@@ -190,11 +208,9 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
       BOOST_TEST(url.find(":" + std::to_string(server->port()) + "/media/") != std::string::npos);  // ours
       const auto [w, h] = png_size(fetch(url).body);
       BOOST_TEST(w > 0);
-      static const std::map<std::string, std::string> asked{{"openai-image", "16:9"},
-                                                            {"fal-image", "16:9"},
-                                                            {"ark-image", "16:9"},
-                                                            {"replicate-image", "9:16"},
-                                                            {"sdcpp-image", "9:16"}};
+      static const std::map<std::string, std::string> asked{
+          {"openai-image", "16:9"}, {"fal-image", "16:9"},       {"ark-image", "16:9"},
+          {"comfy-image", "16:9"},  {"replicate-image", "9:16"}, {"sdcpp-image", "9:16"}};
       const std::string ratio = asked.contains(name) ? asked.at(name) : "1:1";
       BOOST_TEST((ratio == "16:9" ? w > h : ratio == "9:16" ? w < h : w == h), w << "x" << h);
       BOOST_TEST(details(id).at("provider_job").is_string());  // the route, upstream model and job
@@ -247,6 +263,8 @@ BOOST_AUTO_TEST_CASE(each_failure_ends_at_4_refunded_once_with_its_kind) {
       {"kling-video", "[fake:fail] broken", "provider_unavailable"},
       {"kling-video", "[fake:invalid] cfg", "invalid_input"},
       {"kling-wrong-secret", "signed badly", "provider_unavailable"},
+      {"comfy-image", "[fake:fail] oom", "provider_unavailable"},
+      {"comfy-image", "[fake:policy] nsfw", "content_policy"},
   };
   std::vector<std::string> ids;
   for (const auto& c : cases) {

@@ -20,6 +20,8 @@ constexpr std::string_view openai_videos_settings[] = {"sizes"};
 constexpr std::string_view gemini_veo_settings[] = {"resolution", "person_generation"};
 constexpr std::string_view ark_settings[] = {"long_side", "resolution", "watermark"};
 constexpr std::string_view kling_settings[] = {"secret_key_env", "mode"};
+constexpr std::string_view comfyui_settings[] = {"workflow",  "prompt_node", "size_node",
+                                                 "seed_node", "image_nodes", "long_side"};
 
 const adapter_kind kinds[] = {
     // A synchronous image call can take a minute or more: the timeout leaves room for it.
@@ -38,6 +40,8 @@ const adapter_kind kinds[] = {
     // The access key is api_key_env; each request carries a JWT signed with the secret (secret_key_env).
     {"kling", "https://api-singapore.klingai.com", true, "kling-v1-6", false, 60s, kling_settings, "", "",
      make_kling},
+    // Self-hosted: base_url is required; a key (for a proxy in front) is optional.
+    {"comfyui", "", false, "", false, 60s, comfyui_settings, "Authorization", "Bearer ", make_comfyui},
 };
 
 [[noreturn]] void bad_setting(std::string_view name, const std::string& why) {
