@@ -67,7 +67,9 @@ WITH r AS (
         attempts = CASE WHEN r.kind IN (3, 4) THEN t.attempts - 1 ELSE t.attempts END,
         error_kind = CASE r.kind WHEN 0 THEN NULL WHEN 1 THEN coalesce(nullif(r.failure, ''), 'internal')
                                  ELSE t.error_kind END,
-        provider_job = CASE WHEN r.kind = 3 OR (r.kind IN (0, 1) AND r.provider_job <> '') THEN r.provider_job
+        -- A wait with no job (a route at its max_concurrency) clears it: the next claim submits.
+        provider_job = CASE WHEN r.kind = 3 THEN nullif(r.provider_job, '')
+                            WHEN r.kind IN (0, 1) AND r.provider_job <> '' THEN r.provider_job
                             ELSE t.provider_job END,
         )sql" + lease_cleared + R"sql(
     FROM r
@@ -76,6 +78,9 @@ WITH r AS (
     RETURNING t.id, t.account_id, t.credits, r.kind
 ), failed AS (
     SELECT id, account_id, credits FROM ended WHERE kind = 1
+), freed AS (
+    -- Only a task waiting at its provider keeps its route slot (sql/004).
+    DELETE FROM route_slots WHERE task_id IN (SELECT id FROM ended WHERE kind <> 3)
 ),)sql";
 
 // The refund row is the once-only guard: UNIQUE (task_id, kind) makes a second insert a no-op, and
@@ -114,7 +119,20 @@ WITH overdue AS (
         error_kind = CASE WHEN t.deadline_at <= now() THEN 'deadline' ELSE 'internal' END
     FROM overdue WHERE t.id = overdue.id
     RETURNING t.id, t.account_id, t.credits
+), freed AS (
+    DELETE FROM route_slots WHERE task_id IN (SELECT id FROM failed)
 ),)sql";
+
+// Under the route's advisory lock (taken first, in the same transaction): a slot while fewer than the
+// cap are held, or the task's own slot moved to this route.
+const detail::statement lock_route_statement{"lock_route", "SELECT pg_advisory_xact_lock(hashtext($1))"};
+const detail::statement take_slot_statement{"take_route_slot", R"sql(
+INSERT INTO route_slots (task_id, route_key)
+SELECT $2, $1
+WHERE (SELECT count(*) FROM route_slots WHERE route_key = $1 AND task_id <> $2) < $3
+ON CONFLICT (task_id) DO UPDATE SET route_key = excluded.route_key, acquired_at = now()
+RETURNING task_id
+)sql"};
 
 const detail::statement count_due_statement{"count_due", "SELECT count(*) FROM tasks WHERE " + due};
 
@@ -157,8 +175,9 @@ claimed_task read_claimed(const pqxx::row& row) {
 
 namespace detail {
 void prepare_queue_statements(pqxx::connection& c) {
-  for (const statement* s : {&claim_statement, &extend_statement, &end_leases_statement, &rescue_statement,
-                             &count_due_statement, &queue_stats_statement}) {
+  for (const statement* s :
+       {&claim_statement, &extend_statement, &end_leases_statement, &rescue_statement, &lock_route_statement,
+        &take_slot_statement, &count_due_statement, &queue_stats_statement}) {
     prepare(c, *s);
   }
 }
@@ -183,6 +202,18 @@ bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_v
     return !tx.exec_prepared(extend_statement.name, std::string(task_id), std::string(lease_token),
                              lease.count())
                 .empty();
+  });
+}
+
+bool take_route_slot(connection_pool& pool, std::string_view route_key, std::string_view task_id, int cap) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::work tx(c);
+    tx.exec_prepared(lock_route_statement.name, std::string(route_key));
+    const bool taken =
+        !tx.exec_prepared(take_slot_statement.name, std::string(route_key), std::string(task_id), cap)
+             .empty();
+    tx.commit();
+    return taken;
   });
 }
 

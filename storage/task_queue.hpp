@@ -78,6 +78,11 @@ struct lease_end {
   static lease_end give_back(std::string task_id, std::string lease_token);
 };
 
+/// Takes a slot on a route for a task about to be submitted to it, unless `cap` tasks already hold
+/// one (sql/004); a task that holds a slot elsewhere moves it here. The slot is freed by the lease end
+/// that finishes, retries or gives back the task.
+bool take_route_slot(connection_pool& pool, std::string_view route_key, std::string_view task_id, int cap);
+
 /// Applies many lease ends in one statement (one commit), each only while its task is still held under
 /// its token; failed tasks are refunded in the same statement, at most once per task (the ledger's
 /// UNIQUE (task_id, kind)). Element i says whether end i was applied; a lost lease changes nothing.

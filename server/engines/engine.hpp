@@ -7,6 +7,7 @@
 #include "server/media/media_store.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,9 @@ class engine {
 struct engine_environment {
   std::string ffmpeg = "ffmpeg";  ///< the encoder program (GESSO_FFMPEG)
   fetch_policy fetching = {};     ///< where input images and remote outputs may be fetched from
+  /// Takes a slot on a route (key, cap, task id) for max_concurrency across workers; unset, caps are
+  /// not enforced (a process without the database). Blocking; called on engine threads.
+  std::function<bool(const std::string&, int, const std::string&)> take_route_slot = {};
 };
 
 /// The engine a model's catalog entry names, built with its engine_settings; throws std::invalid_argument

@@ -129,6 +129,7 @@ fake_response submit(fake_world& world, const fake_request& r, const std::string
   q.prefix = "/fal/" + app + "/requests/" + id;
   std::lock_guard lock(world.mutex);
   const fal_request& stored = requests()[id] = std::move(q);
+  world.job_started("fal");
   json::object answer = status_of(id, stored, world.base_url());
   answer["gateway_request_id"] = id;
   fake_response res = json_response(200, json::serialize(answer));
@@ -205,7 +206,9 @@ std::optional<fake_response> fake_fal(fake_world& world, const fake_request& r, 
   fal_request& q = it->second;
   if (action == "status" && r.method == "GET") {
     json::object answer = status_of(rest, q, world.base_url());
-    ++q.polls;
+    if (++q.polls == q.m.steps + 1 && !q.canceled) {
+      world.job_ended("fal");  // COMPLETED is now what the status says
+    }
     return json_response(200, json::serialize(answer));
   }
   if (action == "cancel" && r.method == "PUT") {
@@ -213,6 +216,7 @@ std::optional<fake_response> fake_fal(fake_world& world, const fake_request& r, 
       return json_response(400, R"({"status":"ALREADY_COMPLETED"})");
     }
     q.canceled = true;
+    world.job_ended("fal");
     return json_response(202, R"({"status":"CANCELLATION_REQUESTED"})");
   }
   if (action.empty() && r.method == "GET") {

@@ -66,6 +66,9 @@ fake_response route_fake_request(fake_world& world, const fake_request& r) {
   if (path.starts_with("/files/") && (r.method == "GET" || r.method == "HEAD")) {
     return serve_file(world, r, std::string(path.substr(7)));
   }
+  if (path == "/stats" && r.method == "GET") {
+    return json_response(200, world.stats_json());
+  }
   if (path == "/healthz") {
     return json_response(200, R"({"status":"ok"})");
   }

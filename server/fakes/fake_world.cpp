@@ -72,6 +72,28 @@ std::string fake_world::new_id(const std::string& prefix) {
   return prefix + std::to_string(++next_) + "x" + std::to_string(getpid());
 }
 
+void fake_world::job_started(const std::string& provider) {
+  std::lock_guard lock(own_);
+  auto& [now, most] = in_flight_[provider];
+  most = std::max(most, ++now);
+}
+
+void fake_world::job_ended(const std::string& provider) {
+  std::lock_guard lock(own_);
+  --in_flight_[provider].first;
+}
+
+std::string fake_world::stats_json() {
+  std::lock_guard lock(own_);
+  std::string out = "{";
+  for (const auto& [provider, counts] : in_flight_) {
+    out += (out.size() > 1 ? "," : "") + std::string("\"") + provider +
+           "\":{\"in_flight\":" + std::to_string(counts.first) +
+           ",\"max_in_flight\":" + std::to_string(counts.second) + "}";
+  }
+  return out + "}";
+}
+
 std::string fake_png(int width, int height, const std::string& prompt) {
   engines::rgb_image image;
   image.width = width;

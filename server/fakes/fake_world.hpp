@@ -62,6 +62,11 @@ class fake_world {
   /// A fresh id with a provider's prefix.
   std::string new_id(const std::string& prefix);
 
+  /// Jobs a provider holds: counted from submission until the job is seen final (GET /stats).
+  void job_started(const std::string& provider);
+  void job_ended(const std::string& provider);
+  std::string stats_json();
+
   std::mutex mutex;  ///< guards the providers' own job maps
 
  private:
@@ -69,6 +74,7 @@ class fake_world {
   std::mutex own_;
   std::map<std::string, int> seen_;
   std::map<std::string, fake_file> files_;
+  std::map<std::string, std::pair<int, int>> in_flight_;  ///< provider → (now, most at once)
   std::uint64_t next_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include "server/worker/producer.hpp"
 #include "server/worker/worker_state.hpp"
 #include "storage/notifications.hpp"
+#include "storage/task_queue.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -35,8 +36,13 @@ service::service(worker_settings settings, const catalog& models,
   w->registry.gauge("gesso_remote_tasks_in_flight",
                     "Tasks submitted to a remote engine and waiting for it, all workers together (sampled).",
                     [w] { return static_cast<double>(w->remote_in_flight.load()); });
+  // Route caps (max_concurrency) are counted in the database, across every worker.
+  engines::engine_environment with_caps = environment;
+  with_caps.take_route_slot = [w](const std::string& route, int cap, const std::string& task_id) {
+    return storage::take_route_slot(w->connections, route, task_id, cap);
+  };
   for (const model_spec& m : models.models()) {
-    impl_->engines.emplace(m.id, engines::make_engine(m, environment));
+    impl_->engines.emplace(m.id, engines::make_engine(m, with_caps));
   }
 }
 

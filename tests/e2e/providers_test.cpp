@@ -121,6 +121,12 @@ std::string provider_catalog(const std::string& fake) {
                      {"prompt_node", "6"},
                      {"image_nodes", json::array{"10"}},
                      {"seed_node", "3"}})})},
+      // At most two in flight at the provider, across every worker.
+      {"capped-image", model("image", 1,
+                             {route("fal", fake + "/fal",
+                                    {{"api_key_env", "FAKE_FAL_KEY"},
+                                     {"model", "fal-ai/flux/schnell"},
+                                     {"max_concurrency", 2}})})},
       // A route of its own: its failures open only its own circuit.
       {"flaky-image", model("image", 3, {route("replicate", fake + "/replicate", replicate)})},
       // Output URLs that expire before they are copied: the task ends at its deadline, refunded.
@@ -304,6 +310,25 @@ BOOST_AUTO_TEST_CASE(a_dead_primary_fails_over_to_the_next_route) {
   const json::value job = json::parse(details(id).at("provider_job").as_string());
   BOOST_TEST(job.at("engine").as_string() == "fal");
   BOOST_TEST(job.at("route").as_int64() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_cap_of_two_holds_across_two_workers_with_twenty_tasks) {
+  worker_process second(env);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) {
+    ids.push_back(create("capped-image", "[fake:steps=4] capped " + std::to_string(i)));
+  }
+  for (const std::string& id : ids) {
+    BOOST_TEST(finish(id).statuses.back() == 3, json::serialize(details(id)));
+  }
+  const json::value stats = json::parse(fetch(fake.url() + "/stats").body);
+  BOOST_TEST(stats.at("fal").at("max_in_flight").as_int64() == 2);  // the cap, and reached
+  BOOST_TEST(stats.at("fal").at("in_flight").as_int64() == 0);
+  BOOST_TEST(cluster().psql("SELECT count(*) FROM route_slots") == "0\n");  // every slot freed
+  for (const std::string& id : ids) {
+    BOOST_TEST(details(id).at("attempts").as_int64() == 1);  // waiting for a slot spends no attempt
+  }
+  BOOST_TEST(second.stop() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_key_variable_stops_the_worker_with_one_line) {

@@ -50,7 +50,8 @@ std::unique_ptr<provider_adapter> make_gemini_veo(const route_settings&, const p
 std::unique_ptr<provider_adapter> make_ark(const route_settings&, const provider_client&, const model_spec&);
 std::unique_ptr<provider_adapter> make_kling(const route_settings&, const provider_client&,
                                              const model_spec&);
-std::unique_ptr<provider_adapter> make_comfyui(const route_settings&, const provider_client&, const model_spec&);
+std::unique_ptr<provider_adapter> make_comfyui(const route_settings&, const provider_client&,
+                                               const model_spec&);
 
 /// Kling's bearer token: an HS256 JWT {"iss": access key, "exp": now + 1800, "nbf": now - 5}.
 std::string kling_jwt(std::string_view access_key, std::string_view secret_key, std::int64_t now);

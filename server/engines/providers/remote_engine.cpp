@@ -102,11 +102,13 @@ bool is_mp4(std::string_view bytes) {
 }  // namespace
 
 provider_engine::provider_engine(const model_spec& model, std::vector<std::unique_ptr<route>> routes,
-                                 fetch_policy fetching)
-    : type_(model.type),
+                                 const engine_environment& environment)
+    : model_id_(model.id),
+      type_(model.type),
       duration_seconds_(model.duration_seconds),
+      take_route_slot_(environment.take_route_slot),
       routes_(std::move(routes)),
-      fetching_(std::move(fetching)) {}
+      fetching_(environment.fetching) {}
 
 engine_outcome provider_engine::run(const engine_job& job, media_store& media) {
   return job.provider_job ? poll(job, media) : submit(job, media);
@@ -168,11 +170,18 @@ engine_outcome provider_engine::submit(const engine_job& job, media_store& media
   }
   std::string last = "no route is configured";
   std::chrono::milliseconds delay = 1h;
+  bool capped = false;
   for (const std::size_t index : route_order()) {
     route& r = *routes_[index];
     if (!r.health.allows(steady::now())) {
       last = r.settings.engine + " is skipped: its circuit is open after repeated failures";
       delay = std::min<std::chrono::milliseconds>(delay, 5s);
+      continue;
+    }
+    if (r.settings.max_concurrency > 0 && take_route_slot_ &&
+        !take_route_slot_(model_id_ + "/" + std::to_string(index) + "/" + r.settings.engine,
+                          r.settings.max_concurrency, job.task_id)) {
+      capped = true;  // at its max_concurrency across all workers: try the next route
       continue;
     }
     provider_step step = r.adapter->submit(request);
@@ -186,6 +195,12 @@ engine_outcome provider_engine::submit(const engine_job& job, media_store& media
     return finish(job, index, "", std::move(step), media);
   }
   engine_outcome out;
+  if (capped && delay == 1h) {
+    // Every route is busy or capped, none unavailable: wait for a slot without spending an attempt.
+    out.result = engine_outcome::kind::waiting;
+    out.delay = std::min<std::chrono::milliseconds>(1s, routes_.front()->settings.poll_interval);
+    return out;
+  }
   out.result = engine_outcome::kind::retry;
   out.failure = std::string(failure_kind_name(failure_kind::provider_unavailable));
   out.error = last;

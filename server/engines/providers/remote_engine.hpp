@@ -49,7 +49,8 @@ struct route {
 
 class provider_engine : public engine {
  public:
-  provider_engine(const model_spec& model, std::vector<std::unique_ptr<route>> routes, fetch_policy fetching);
+  provider_engine(const model_spec& model, std::vector<std::unique_ptr<route>> routes,
+                  const engine_environment& environment);
   engine_outcome run(const engine_job& job, media_store& media) override;
 
   const std::vector<std::unique_ptr<route>>& routes() const { return routes_; }
@@ -62,8 +63,10 @@ class provider_engine : public engine {
   std::vector<std::size_t> route_order();
   provider_request request_for(const engine_job& job) const;
 
+  std::string model_id_;
   task_type type_;
   int duration_seconds_;
+  std::function<bool(const std::string&, int, const std::string&)> take_route_slot_;
   std::vector<std::unique_ptr<route>> routes_;
   fetch_policy fetching_;
   std::mutex random_mutex_;

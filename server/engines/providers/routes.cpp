@@ -137,7 +137,7 @@ std::unique_ptr<engine> make_provider_engine(const model_spec& model, const engi
       throw std::invalid_argument(where + e.what());
     }
   }
-  return std::make_unique<provider_engine>(model, std::move(routes), environment.fetching);
+  return std::make_unique<provider_engine>(model, std::move(routes), environment);
 }
 
 }  // namespace gesso::engines
