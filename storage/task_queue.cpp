@@ -134,6 +134,16 @@ ON CONFLICT (task_id) DO UPDATE SET route_key = excluded.route_key, acquired_at 
 RETURNING task_id
 )sql"};
 
+// provider_job is JSON for provider engines and a bare id for task-api: the CASE keeps the cast away
+// from the latter (a CASE's branches are evaluated only when taken).
+const detail::statement route_in_flight_statement{"route_in_flight", R"sql(
+SELECT model_id, route, count(*)
+FROM (SELECT model_id, CASE WHEN provider_job LIKE '{%' THEN provider_job::jsonb ->> 'route' END AS route
+      FROM tasks WHERE status = 2 AND provider_job IS NOT NULL) AS held
+WHERE route IS NOT NULL
+GROUP BY model_id, route
+)sql"};
+
 const detail::statement count_due_statement{"count_due", "SELECT count(*) FROM tasks WHERE " + due};
 
 const detail::statement queue_stats_statement{"queue_stats", R"sql(
@@ -202,6 +212,17 @@ bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_v
     return !tx.exec_prepared(extend_statement.name, std::string(task_id), std::string(lease_token),
                              lease.count())
                 .empty();
+  });
+}
+
+std::vector<route_in_flight> read_route_in_flight(connection_pool& pool) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    std::vector<route_in_flight> out;
+    for (const auto& row : tx.exec_prepared(route_in_flight_statement.name)) {
+      out.push_back({row[0].c_str(), row[1].c_str(), row[2].as<std::int64_t>()});
+    }
+    return out;
   });
 }
 

@@ -78,6 +78,14 @@ struct lease_end {
   static lease_end give_back(std::string task_id, std::string lease_token);
 };
 
+/// Tasks held by a provider, per model and route (the route recorded in provider_job).
+struct route_in_flight {
+  std::string model_id;
+  std::string route;
+  std::int64_t tasks = 0;
+};
+std::vector<route_in_flight> read_route_in_flight(connection_pool& pool);
+
 /// Takes a slot on a route for a task about to be submitted to it, unless `cap` tasks already hold
 /// one (sql/004); a task that holds a slot elsewhere moves it here. The slot is freed by the lease end
 /// that finishes, retries or gives back the task.

@@ -53,6 +53,22 @@ struct engine_outcome {
                                             ///< set, recorded on the task (route, upstream model and job)
 };
 
+/// One call to a provider route, for the worker's metrics.
+struct route_call {
+  std::string model;
+  std::size_t route = 0;
+  std::string engine;
+  std::string outcome;  ///< "ok", "retry" (unavailable), or the failure kind
+  double seconds = 0;
+};
+
+/// A route's circuit, for the worker's metrics: 0 closed, 1 half-open, 2 open.
+struct route_health {
+  std::size_t route = 0;
+  std::string engine;
+  int circuit = 0;
+};
+
 class engine {
  public:
   virtual ~engine() = default;
@@ -63,6 +79,9 @@ class engine {
   /// Runs one attempt; blocking, called on a CPU thread. Throws only for infrastructure faults (disk,
   /// a missing encoder); the worker retries those.
   virtual engine_outcome run(const engine_job& job, media_store& media) = 0;
+
+  /// Provider engines: each route's circuit now. Others have no routes.
+  virtual std::vector<route_health> routes_health() const { return {}; }
 };
 
 /// What engines need from the process configuration.
@@ -72,6 +91,8 @@ struct engine_environment {
   /// Takes a slot on a route (key, cap, task id) for max_concurrency across workers; unset, caps are
   /// not enforced (a process without the database). Blocking; called on engine threads.
   std::function<bool(const std::string&, int, const std::string&)> take_route_slot = {};
+  /// Told of every provider call (from engine threads); unset, nothing is counted.
+  std::function<void(const route_call&)> observe_route = {};
 };
 
 /// The engine a model's catalog entry names, built with its engine_settings; throws std::invalid_argument

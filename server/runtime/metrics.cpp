@@ -114,6 +114,13 @@ void registry::gauge(std::string name, std::string help, std::function<double()>
   entries_.push_back({std::move(name), std::move(help), "gauge", nullptr, nullptr, std::move(read)});
 }
 
+void registry::gauge_family(std::string name, std::string help, std::vector<std::string> labels,
+                            std::function<labeled_values()> read) {
+  std::lock_guard lock(mutex_);
+  entries_.push_back(
+      {std::move(name), std::move(help), "gauge", nullptr, nullptr, {}, std::move(labels), std::move(read)});
+}
+
 std::string registry::render() const {
   std::lock_guard lock(mutex_);
   std::string out;
@@ -137,6 +144,12 @@ std::string registry::render() const {
         }
         out += e.name + "_sum" + label_set(h.labels_, values) + " " + number(s.sum) + "\n";
         out += e.name + "_count" + label_set(h.labels_, values) + " " + std::to_string(s.count) + "\n";
+      }
+    } else if (e.gauges) {
+      for (const auto& [values, v] : e.gauges()) {
+        if (values.size() == e.gauge_labels.size()) {
+          out += e.name + label_set(e.gauge_labels, values) + " " + number(v) + "\n";
+        }
       }
     } else {
       out += e.name + " " + number(e.gauge()) + "\n";

@@ -58,6 +58,10 @@ class registry {
                               std::vector<double> bounds);
   /// A value read at each scrape (pool in use, queue depth, …).
   void gauge(std::string name, std::string help, std::function<double()> read);
+  /// Labeled values read at each scrape: one (label values, value) per series.
+  using labeled_values = std::vector<std::pair<std::vector<std::string>, double>>;
+  void gauge_family(std::string name, std::string help, std::vector<std::string> labels,
+                    std::function<labeled_values()> read);
 
   /// Every family in the text exposition format (version 0.0.4), in registration order.
   std::string render() const;
@@ -70,6 +74,8 @@ class registry {
     counter_family* counter = nullptr;
     histogram_family* histogram = nullptr;
     std::function<double()> gauge;
+    std::vector<std::string> gauge_labels = {};
+    std::function<labeled_values()> gauges = {};
   };
   mutable std::mutex mutex_;
   std::vector<entry> entries_;

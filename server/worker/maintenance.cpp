@@ -19,6 +19,16 @@ awaitable<void> housekeeping(service::impl* w) {
       w->queue_due = queue.due;
       w->oldest_due_seconds = queue.oldest_due_seconds;
       w->remote_in_flight = queue.remote_in_flight;
+      auto routes = [w] { return storage::read_route_in_flight(w->connections); };
+      const std::vector<storage::route_in_flight> held = co_await w->database_calls.run(std::move(routes));
+      runtime::metrics::registry::labeled_values sampled;
+      for (const storage::route_in_flight& r : held) {
+        sampled.push_back({{r.model_id, r.route}, static_cast<double>(r.tasks)});
+      }
+      {
+        std::lock_guard lock(w->route_mutex);
+        w->route_in_flight = std::move(sampled);
+      }
       if (rescued > 0) {
         log::write(log::level::info, "tasks_rescued", {{"count", rescued}});
       }

@@ -41,6 +41,30 @@ service::service(worker_settings settings, const catalog& models,
   with_caps.take_route_slot = [w](const std::string& route, int cap, const std::string& task_id) {
     return storage::take_route_slot(w->connections, route, task_id, cap);
   };
+  with_caps.observe_route = [w](const engines::route_call& c) {
+    const std::string route = std::to_string(c.route);
+    w->route_calls.add({c.model, route, c.engine, c.outcome});
+    w->route_seconds.observe({c.model, route, c.engine}, c.seconds);
+  };
+  w->registry.gauge_family(
+      "gesso_route_circuit_state",
+      "Each provider route's circuit in this worker: 0 closed, 1 half-open, 2 open.",
+      {"model", "route", "engine"}, [w] {
+        runtime::metrics::registry::labeled_values out;
+        for (const auto& [model, engine] : w->engines) {
+          for (const engines::route_health& r : engine->routes_health()) {
+            out.push_back({{model, std::to_string(r.route), r.engine}, static_cast<double>(r.circuit)});
+          }
+        }
+        return out;
+      });
+  w->registry.gauge_family(
+      "gesso_route_tasks_in_flight",
+      "Tasks submitted to each provider route and not yet ended, all workers together (sampled).",
+      {"model", "route"}, [w] {
+        std::lock_guard lock(w->route_mutex);
+        return w->route_in_flight;
+      });
   for (const model_spec& m : models.models()) {
     impl_->engines.emplace(m.id, engines::make_engine(m, with_caps));
   }

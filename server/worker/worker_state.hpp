@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <mutex>
 #include <set>
 
 namespace gesso::worker {
@@ -56,6 +57,17 @@ struct service::impl {
   runtime::metrics::histogram_family& engine_seconds = registry.histogram(
       "gesso_engine_duration_seconds", "Engine time per attempt (simulated latency included), by model.",
       {"model"}, runtime::metrics::latency_bounds());
+  runtime::metrics::counter_family& route_calls = registry.counter(
+      "gesso_provider_requests_total",
+      "Calls to provider routes, by model, route (its index in the model's routes), engine and outcome: ok, "
+      "retry (unavailable) or the failure kind.",
+      {"model", "route", "engine", "outcome"});
+  runtime::metrics::histogram_family& route_seconds = registry.histogram(
+      "gesso_provider_request_duration_seconds",
+      "Duration of one call to a provider route (submit or poll, output download excluded).",
+      {"model", "route", "engine"}, runtime::metrics::latency_bounds());
+  std::mutex route_mutex;  ///< guards route_in_flight (written by maintenance, read by scrapes)
+  runtime::metrics::registry::labeled_values route_in_flight;
   std::atomic<std::int64_t> queue_due{0};
   std::atomic<std::int64_t> remote_in_flight{0};
   std::atomic<double> oldest_due_seconds{0};

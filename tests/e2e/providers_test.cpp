@@ -305,11 +305,25 @@ BOOST_AUTO_TEST_CASE(rate_limits_and_dropped_connections_are_waited_out) {
 }
 
 BOOST_AUTO_TEST_CASE(a_dead_primary_fails_over_to_the_next_route) {
+  worker->stop();  // one worker, with its probes, so its metrics see the task
+  env_map probed = env;
+  probed["GESSO_WORKER_LISTEN"] = "127.0.0.1:0";
+  worker = std::make_unique<worker_process>(probed);
   const std::string id = create("failover-image", "resilience");
   BOOST_TEST_REQUIRE(finish(id).statuses.back() == 3, json::serialize(details(id)));
   const json::value job = json::parse(details(id).at("provider_job").as_string());
   BOOST_TEST(job.at("engine").as_string() == "fal");
   BOOST_TEST(job.at("route").as_int64() == 1);
+  const std::string metrics =
+      fetch("http://127.0.0.1:" + std::to_string(worker->probe_port()) + "/metrics").body;
+  for (
+      const std::string line :
+      {R"(gesso_provider_requests_total{model="failover-image",route="0",engine="openai-images",outcome="retry"} 1)",
+       R"(gesso_provider_requests_total{model="failover-image",route="1",engine="fal",outcome="ok"})",
+       R"(gesso_provider_request_duration_seconds_count{model="failover-image",route="1",engine="fal"})",
+       R"(gesso_route_circuit_state{model="failover-image",route="0",engine="openai-images"} 0)"}) {
+    BOOST_TEST(metrics.find(line) != std::string::npos, line);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_cap_of_two_holds_across_two_workers_with_twenty_tasks) {

@@ -41,6 +41,18 @@ BOOST_AUTO_TEST_CASE(counters_gauges_and_histograms_render_in_the_text_format) {
              "test_seconds_count{route=\"create\"} 4\n");
 }
 
+BOOST_AUTO_TEST_CASE(labeled_gauges_render_one_series_per_value_and_skip_malformed_ones) {
+  registry r;
+  r.gauge_family("test_circuit", "Circuit.", {"model", "route"}, [] {
+    return registry::labeled_values{{{"m\"1", "0"}, 2.0}, {{"m2", "1"}, 0.0}, {{"too-few"}, 9.0}};
+  });
+  BOOST_TEST(r.render() ==
+             "# HELP test_circuit Circuit.\n"
+             "# TYPE test_circuit gauge\n"
+             "test_circuit{model=\"m\\\"1\",route=\"0\"} 2\n"
+             "test_circuit{model=\"m2\",route=\"1\"} 0\n");
+}
+
 BOOST_AUTO_TEST_CASE(label_values_are_escaped_and_counts_must_match_the_labels) {
   registry r;
   auto& c = r.counter("test_total", "T.", {"model"});

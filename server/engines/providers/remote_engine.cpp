@@ -107,6 +107,7 @@ provider_engine::provider_engine(const model_spec& model, std::vector<std::uniqu
       type_(model.type),
       duration_seconds_(model.duration_seconds),
       take_route_slot_(environment.take_route_slot),
+      observe_route_(environment.observe_route),
       routes_(std::move(routes)),
       fetching_(environment.fetching) {}
 
@@ -122,6 +123,33 @@ provider_request provider_engine::request_for(const engine_job& job) const {
   r.aspect_ratio = job.aspect_ratio;
   r.duration_seconds = duration_seconds_;
   return r;
+}
+
+std::vector<route_health> provider_engine::routes_health() const {
+  std::vector<route_health> out;
+  const auto now = steady::now();
+  for (std::size_t i = 0; i < routes_.size(); ++i) {
+    const circuit::state state = routes_[i]->health.current(now);
+    out.push_back({i, routes_[i]->settings.engine,
+                   state == circuit::state::closed      ? 0
+                   : state == circuit::state::half_open ? 1
+                                                        : 2});
+  }
+  return out;
+}
+
+provider_step provider_engine::observed(std::size_t index, const std::function<provider_step()>& call) {
+  const auto started = steady::now();
+  provider_step step = call();
+  if (observe_route_) {
+    std::string outcome = step.what == provider_step::kind::retry ? "retry"
+                          : step.what == provider_step::kind::failed
+                              ? std::string(failure_kind_name(step.failure))
+                              : "ok";
+    observe_route_({model_id_, index, routes_[index]->settings.engine, std::move(outcome),
+                    std::chrono::duration<double>(steady::now() - started).count()});
+  }
+  return step;
 }
 
 std::vector<std::size_t> provider_engine::route_order() {
@@ -184,7 +212,7 @@ engine_outcome provider_engine::submit(const engine_job& job, media_store& media
       capped = true;  // at its max_concurrency across all workers: try the next route
       continue;
     }
-    provider_step step = r.adapter->submit(request);
+    provider_step step = observed(index, [&] { return r.adapter->submit(request); });
     if (step.what == provider_step::kind::retry) {
       r.health.failed(steady::now());
       last = step.message;
@@ -214,7 +242,9 @@ engine_outcome provider_engine::poll(const engine_job& job, media_store& media) 
     return failed_outcome(failure_kind::internal, "the provider job recorded on the task cannot be read");
   }
   route& r = *routes_[remembered->route_index];
-  provider_step step = r.adapter->poll(request_for(job), remembered->job);
+  const provider_request request = request_for(job);
+  provider_step step =
+      observed(remembered->route_index, [&] { return r.adapter->poll(request, remembered->job); });
   if (step.what == provider_step::kind::retry) {
     // A failed poll is not a failed task: poll again later; the deadline bounds the wait.
     step = provider_step::pending(remembered->job, std::max(step.delay, r.settings.poll_interval));

@@ -52,6 +52,7 @@ class provider_engine : public engine {
   provider_engine(const model_spec& model, std::vector<std::unique_ptr<route>> routes,
                   const engine_environment& environment);
   engine_outcome run(const engine_job& job, media_store& media) override;
+  std::vector<route_health> routes_health() const override;
 
   const std::vector<std::unique_ptr<route>>& routes() const { return routes_; }
 
@@ -61,12 +62,15 @@ class provider_engine : public engine {
   engine_outcome finish(const engine_job& job, std::size_t route_index, const std::string& job_id,
                         provider_step step, media_store& media);
   std::vector<std::size_t> route_order();
+  /// Runs one adapter call and tells observe_route how it went.
+  provider_step observed(std::size_t index, const std::function<provider_step()>& call);
   provider_request request_for(const engine_job& job) const;
 
   std::string model_id_;
   task_type type_;
   int duration_seconds_;
   std::function<bool(const std::string&, int, const std::string&)> take_route_slot_;
+  std::function<void(const route_call&)> observe_route_;
   std::vector<std::unique_ptr<route>> routes_;
   fetch_policy fetching_;
   std::mutex random_mutex_;
