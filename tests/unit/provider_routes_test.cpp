@@ -8,6 +8,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 using namespace gesso;
 
@@ -95,6 +97,40 @@ BOOST_AUTO_TEST_CASE(each_problem_is_one_line_naming_the_model_route_and_field) 
     BOOST_TEST(got.find(expected) != std::string::npos,
                "expected \"" << expected << "\", got \"" << got << "\"");
     BOOST_TEST(got.find('\n') == std::string::npos);
+  }
+}
+
+// The worked catalog in docs/providers.md is a catalog the worker accepts (keys set, the ComfyUI
+// workflow taken from deploy/comfyui).
+BOOST_AUTO_TEST_CASE(the_worked_catalog_in_the_docs_loads) {
+  std::ifstream in(std::string(GESSO_SOURCE_DIR) + "/docs/providers.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const auto start = doc.find("```json\n");
+  const auto end = doc.find("\n```", start + 8);
+  BOOST_TEST_REQUIRE(end != std::string::npos);
+  std::string json = doc.substr(start + 8, end - start - 8);
+  const std::string workflow = "/etc/gesso/text-to-image.json";
+  json.replace(json.find(workflow), workflow.size(),
+               std::string(GESSO_SOURCE_DIR) + "/deploy/comfyui/text-to-image.json");
+  for (const char* name : {"OPENAI_API_KEY", "FAL_KEY", "REPLICATE_API_TOKEN", "GEMINI_API_KEY",
+                           "ARK_API_KEY", "KLING_ACCESS_KEY", "KLING_SECRET_KEY"}) {
+    setenv(name, "k", 1);
+  }
+  const auto parsed = catalog::parse(json);
+  BOOST_TEST_REQUIRE(parsed.has_value(), (parsed ? "" : parsed.error().reason));
+  BOOST_TEST(parsed->models().size() == 5U);
+  for (const model_spec& m : parsed->models()) {
+    BOOST_TEST_CONTEXT(m.id) {
+      std::string refused;
+      try {
+        static_cast<void>(engines::make_engine(m));
+      } catch (const std::exception& e) {
+        refused = e.what();
+      }
+      BOOST_TEST(refused == "");
+    }
   }
 }
 
