@@ -118,7 +118,7 @@ WITH overdue AS (
         -- Out of attempts here means the last one's lease ran out: its worker died.
         error_kind = CASE WHEN t.deadline_at <= now() THEN 'deadline' ELSE 'internal' END
     FROM overdue WHERE t.id = overdue.id
-    RETURNING t.id, t.account_id, t.credits
+    RETURNING t.id, t.account_id, t.credits, t.model_id, t.provider_job
 ), freed AS (
     DELETE FROM route_slots WHERE task_id IN (SELECT id FROM failed)
 ),)sql";
@@ -157,8 +157,8 @@ FROM (SELECT status, run_after, provider_job,
 
 const detail::statement end_leases_statement{"end_leases",
                                              end_leases_head + refund_cte + "SELECT id FROM ended"};
-const detail::statement rescue_statement{"rescue_overdue",
-                                         rescue_head + refund_cte + "SELECT count(*) FROM failed"};
+const detail::statement rescue_statement{
+    "rescue_overdue", rescue_head + refund_cte + "SELECT id, model_id, provider_job FROM failed"};
 
 // The one reader of claim_statement's rows.
 claimed_task read_claimed(const pqxx::row& row) {
@@ -343,10 +343,14 @@ bool end_lease(connection_pool& pool, const lease_end& end) {
   return end_leases(pool, {end}).front();
 }
 
-int rescue_overdue(connection_pool& pool, int limit) {
+std::vector<rescued_task> rescue_overdue(connection_pool& pool, int limit) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
-    return tx.exec_prepared1(rescue_statement.name, limit)[0].as<int>();
+    std::vector<rescued_task> out;
+    for (const auto& row : tx.exec_prepared(rescue_statement.name, limit)) {
+      out.push_back({row[0].c_str(), row[1].c_str(), detail::optional_text(row[2])});
+    }
+    return out;
   });
 }
 

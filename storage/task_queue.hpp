@@ -99,9 +99,16 @@ std::vector<bool> end_leases(connection_pool& pool, const std::vector<lease_end>
 /// end_leases for one.
 bool end_lease(connection_pool& pool, const lease_end& end);
 
+/// A task the rescuer failed, and the provider job it may have left running.
+struct rescued_task {
+  std::string id;
+  std::string model_id;
+  std::optional<std::string> provider_job;
+};
+
 /// Fails and refunds, exactly once, up to `limit` unfinished tasks whose deadline passed or whose
-/// attempts ran out while no lease holds them. Returns how many it failed.
-int rescue_overdue(connection_pool& pool, int limit);
+/// attempts ran out while no lease holds them. Returns the tasks it failed.
+std::vector<rescued_task> rescue_overdue(connection_pool& pool, int limit);
 
 /// Tasks that could be claimed now.
 std::int64_t count_due(connection_pool& pool);

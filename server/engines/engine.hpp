@@ -80,6 +80,10 @@ class engine {
   /// a missing encoder); the worker retries those.
   virtual engine_outcome run(const engine_job& job, media_store& media) = 0;
 
+  /// Cancels, best effort, what a task left running at its provider (the task has already failed, at
+  /// its deadline); blocking, on an engine thread. Engines without providers have nothing to cancel.
+  virtual void cancel(const std::string& /*provider_job*/) {}
+
   /// Provider engines: each route's circuit now. Others have no routes.
   virtual std::vector<route_health> routes_health() const { return {}; }
 };

@@ -216,7 +216,7 @@ std::optional<fake_response> fake_fal(fake_world& world, const fake_request& r, 
       return json_response(400, R"({"status":"ALREADY_COMPLETED"})");
     }
     q.canceled = true;
-    world.job_ended("fal");
+    world.job_canceled("fal");
     return json_response(202, R"({"status":"CANCELLATION_REQUESTED"})");
   }
   if (action.empty() && r.method == "GET") {

@@ -74,22 +74,28 @@ std::string fake_world::new_id(const std::string& prefix) {
 
 void fake_world::job_started(const std::string& provider) {
   std::lock_guard lock(own_);
-  auto& [now, most] = in_flight_[provider];
-  most = std::max(most, ++now);
+  job_counts& c = jobs_[provider];
+  c.most = std::max(c.most, ++c.now);
 }
 
 void fake_world::job_ended(const std::string& provider) {
   std::lock_guard lock(own_);
-  --in_flight_[provider].first;
+  --jobs_[provider].now;
+}
+
+void fake_world::job_canceled(const std::string& provider) {
+  std::lock_guard lock(own_);
+  --jobs_[provider].now;
+  ++jobs_[provider].canceled;
 }
 
 std::string fake_world::stats_json() {
   std::lock_guard lock(own_);
   std::string out = "{";
-  for (const auto& [provider, counts] : in_flight_) {
+  for (const auto& [provider, c] : jobs_) {
     out += (out.size() > 1 ? "," : "") + std::string("\"") + provider +
-           "\":{\"in_flight\":" + std::to_string(counts.first) +
-           ",\"max_in_flight\":" + std::to_string(counts.second) + "}";
+           "\":{\"in_flight\":" + std::to_string(c.now) + ",\"max_in_flight\":" + std::to_string(c.most) +
+           ",\"canceled\":" + std::to_string(c.canceled) + "}";
   }
   return out + "}";
 }

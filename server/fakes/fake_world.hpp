@@ -65,6 +65,7 @@ class fake_world {
   /// Jobs a provider holds: counted from submission until the job is seen final (GET /stats).
   void job_started(const std::string& provider);
   void job_ended(const std::string& provider);
+  void job_canceled(const std::string& provider);
   std::string stats_json();
 
   std::mutex mutex;  ///< guards the providers' own job maps
@@ -74,7 +75,12 @@ class fake_world {
   std::mutex own_;
   std::map<std::string, int> seen_;
   std::map<std::string, fake_file> files_;
-  std::map<std::string, std::pair<int, int>> in_flight_;  ///< provider → (now, most at once)
+  struct job_counts {
+    int now = 0;
+    int most = 0;
+    int canceled = 0;
+  };
+  std::map<std::string, job_counts> jobs_;
   std::uint64_t next_ = 0;
 };
 

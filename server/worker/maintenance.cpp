@@ -4,16 +4,47 @@
 #include "server/runtime/log.hpp"
 #include "storage/task_queue.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
 namespace gesso::worker {
 using asio::awaitable;
 using namespace std::chrono_literals;
+
+namespace {
+
+// A task failed at its deadline may still be running at its provider: cancel it there, where the
+// provider can, on an engine thread, without waiting for the answers.
+void cancel_at_providers(service::impl* w, const std::vector<storage::rescued_task>& rescued) {
+  for (const storage::rescued_task& t : rescued) {
+    const auto engine = w->engines.find(t.model_id);
+    if (!t.provider_job || engine == w->engines.end()) {
+      continue;
+    }
+    engines::engine* e = engine->second.get();
+    auto cancel = [e, job = *t.provider_job, id = t.id] {
+      try {
+        e->cancel(job);
+        log::write(log::level::info, "provider_job_cancelled", {{"task_id", id}});
+      } catch (const std::exception& error) {
+        log::write(log::level::warn, "provider_cancel_failed", {{"task_id", id}, {"reason", error.what()}});
+      }
+    };
+    asio::co_spawn(w->ioc, w->engine_threads.run(std::move(cancel)), asio::detached);
+  }
+}
+
+}  // namespace
 
 awaitable<void> housekeeping(service::impl* w) {
   auto last_retention = std::chrono::steady_clock::now() - 24h;
   while (!w->stopping) {
     try {
       auto rescue = [w] { return storage::rescue_overdue(w->connections, 100); };
-      const int rescued = co_await w->database_calls.run(std::move(rescue));
+      const std::vector<storage::rescued_task> rescued_tasks =
+          co_await w->database_calls.run(std::move(rescue));
+      const auto rescued = static_cast<std::int64_t>(rescued_tasks.size());
+      cancel_at_providers(w, rescued_tasks);
       auto stats = [w] { return storage::read_queue_stats(w->connections); };
       const storage::queue_stats queue = co_await w->database_calls.run(std::move(stats));
       w->queue_due = queue.due;

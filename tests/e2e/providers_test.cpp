@@ -10,6 +10,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <map>
+#include <thread>
 
 using namespace gesso::testing;
 using namespace std::chrono_literals;
@@ -127,6 +128,11 @@ std::string provider_catalog(const std::string& fake) {
                                     {{"api_key_env", "FAKE_FAL_KEY"},
                                      {"model", "fal-ai/flux/schnell"},
                                      {"max_concurrency", 2}})})},
+      // A provider that never finishes within the deadline: the task fails, and the job is cancelled there.
+      {"slow-fal",
+       model("image", 2,
+             {route("fal", fake + "/fal", {{"api_key_env", "FAKE_FAL_KEY"}, {"model", "fal-ai/flux/dev"}})},
+             {{"deadline_seconds", 3}})},
       // A route of its own: its failures open only its own circuit.
       {"flaky-image", model("image", 3, {route("replicate", fake + "/replicate", replicate)})},
       // Output URLs that expire before they are copied: the task ends at its deadline, refunded.
@@ -343,6 +349,19 @@ BOOST_AUTO_TEST_CASE(a_cap_of_two_holds_across_two_workers_with_twenty_tasks) {
     BOOST_TEST(details(id).at("attempts").as_int64() == 1);  // waiting for a slot spends no attempt
   }
   BOOST_TEST(second.stop() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_task_past_its_deadline_is_cancelled_at_its_provider) {
+  const std::string id = create("slow-fal", "[fake:steps=100000] forever");
+  BOOST_TEST(finish(id).statuses.back() == 4);
+  BOOST_TEST(details(id).at("error_kind").as_string() == "deadline");
+  int canceled = 0;
+  for (int i = 0; i < 100 && canceled == 0; ++i) {  // the cancel is sent right after the rescue
+    const json::value stats = json::parse(fetch(fake.url() + "/stats").body);
+    canceled = static_cast<int>(stats.at("fal").at("canceled").as_int64());
+    std::this_thread::sleep_for(50ms);
+  }
+  BOOST_TEST(canceled == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_key_variable_stops_the_worker_with_one_line) {

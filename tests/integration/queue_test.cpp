@@ -236,8 +236,8 @@ BOOST_AUTO_TEST_CASE(the_rescuer_fails_and_refunds_overdue_tasks_once) {
   const std::string healthy = create();
   cluster().psql("UPDATE tasks SET deadline_at = now() - interval '1 second' WHERE id = '" + late + "'");
   cluster().psql("UPDATE tasks SET attempts = max_attempts, error = 'boom' WHERE id = '" + exhausted + "'");
-  BOOST_TEST(storage::rescue_overdue(pool, 100) == 2);
-  BOOST_TEST(storage::rescue_overdue(pool, 100) == 0);
+  BOOST_TEST(storage::rescue_overdue(pool, 100).size() == 2U);
+  BOOST_TEST(storage::rescue_overdue(pool, 100).empty());
   BOOST_TEST(column(late, "status || ' ' || error") == "4 the task did not finish before its deadline\n");
   BOOST_TEST(column(exhausted, "status || ' ' || error") == "4 the task failed after 3 attempts: boom\n");
   BOOST_TEST(column(healthy, "status") == "1\n");
@@ -252,7 +252,7 @@ BOOST_AUTO_TEST_CASE(the_rescuer_leaves_held_leases_alone) {
   const auto held = storage::claim_due(pool, "w1", 1, 30s);
   BOOST_TEST_REQUIRE(held.size() == 1U);
   cluster().psql("UPDATE tasks SET attempts = max_attempts WHERE id = '" + id + "'");
-  BOOST_TEST(storage::rescue_overdue(pool, 100) == 0);  // the holder may still finish its last attempt
+  BOOST_TEST(storage::rescue_overdue(pool, 100).empty());  // the holder may still finish its last attempt
   BOOST_TEST(storage::end_lease(pool, lease_end::succeeded(id, held[0].lease_token, {.image = "y.png"})));
 }
 

@@ -125,6 +125,13 @@ provider_request provider_engine::request_for(const engine_job& job) const {
   return r;
 }
 
+void provider_engine::cancel(const std::string& provider_job) {
+  const auto remembered = read_provider_job(provider_job);
+  if (remembered && remembered->route_index < routes_.size()) {
+    routes_[remembered->route_index]->adapter->cancel(remembered->job);
+  }
+}
+
 std::vector<route_health> provider_engine::routes_health() const {
   std::vector<route_health> out;
   const auto now = steady::now();

@@ -53,6 +53,7 @@ class provider_engine : public engine {
                   const engine_environment& environment);
   engine_outcome run(const engine_job& job, media_store& media) override;
   std::vector<route_health> routes_health() const override;
+  void cancel(const std::string& provider_job) override;
 
   const std::vector<std::unique_ptr<route>>& routes() const { return routes_; }
 
