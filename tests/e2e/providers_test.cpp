@@ -310,6 +310,16 @@ BOOST_AUTO_TEST_CASE(rate_limits_and_dropped_connections_are_waited_out) {
   BOOST_TEST(details(limited).at("attempts").as_int64() == 3, json::serialize(details(limited)));
 }
 
+// OpenAI Images is synchronous: the HTTP call is the whole job, and one can take a minute.
+BOOST_AUTO_TEST_CASE(a_synchronous_call_of_a_minute_completes) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string id = create("openai-image", "[fake:slow=60] patience");
+  BOOST_TEST(poll_until_final(server->client(), account.key, id, 150s).statuses.back() == 3,
+             json::serialize(details(id)));
+  BOOST_TEST((std::chrono::steady_clock::now() - started >= 60s));
+  BOOST_TEST(details(id).at("attempts").as_int64() == 1);  // not cut off and retried
+}
+
 BOOST_AUTO_TEST_CASE(a_dead_primary_fails_over_to_the_next_route) {
   worker->stop();  // one worker, with its probes, so its metrics see the task
   env_map probed = env;

@@ -134,4 +134,43 @@ BOOST_AUTO_TEST_CASE(the_worked_catalog_in_the_docs_loads) {
   }
 }
 
+// Every catalog example of a provider engine in docs/engines.md loads as written.
+BOOST_AUTO_TEST_CASE(the_engine_examples_in_the_docs_load) {
+  std::ifstream in(std::string(GESSO_SOURCE_DIR) + "/docs/engines.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  for (const char* name : {"OPENAI_API_KEY", "FAL_KEY", "REPLICATE_API_TOKEN", "GEMINI_API_KEY",
+                           "ARK_API_KEY", "KLING_ACCESS_KEY", "KLING_SECRET_KEY"}) {
+    setenv(name, "k", 1);
+  }
+  int examples = 0;
+  for (auto start = doc.find("```json\n"); start != std::string::npos;
+       start = doc.find("```json\n", start + 1)) {
+    const auto end = doc.find("\n```", start + 8);
+    std::string block = doc.substr(start + 8, end - start - 8);
+    if (block.find("\"task-api\"") != std::string::npos) {
+      continue;  // its example carries a placeholder key
+    }
+    const std::string workflow = "/etc/gesso/text-to-image.json";
+    if (const auto at = block.find(workflow); at != std::string::npos) {
+      block.replace(at, workflow.size(),
+                    std::string(GESSO_SOURCE_DIR) + "/deploy/comfyui/text-to-image.json");
+    }
+    const auto parsed = catalog::parse("{\"models\": {" + block + "}}");
+    BOOST_TEST_REQUIRE(parsed.has_value(), block << ": " << (parsed ? "" : parsed.error().reason));
+    for (const model_spec& m : parsed->models()) {
+      std::string refused;
+      try {
+        static_cast<void>(engines::make_engine(m));
+      } catch (const std::exception& e) {
+        refused = e.what();
+      }
+      BOOST_TEST(refused == "", m.id);
+      ++examples;
+    }
+  }
+  BOOST_TEST(examples >= 10);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
