@@ -101,6 +101,27 @@ bool flag_setting(const route_settings& s, std::string_view name, bool fallback)
   return v->as_bool();
 }
 
+void check_input_count(const model_spec& model, std::size_t most, std::string_view sender,
+                       std::string_view how) {
+  if (model.max_input_images > most) {
+    throw std::invalid_argument("max_input_images " + std::to_string(model.max_input_images) +
+                                " is more than " + std::string(sender) + " sends (" + std::to_string(most) +
+                                (how.empty() ? "" : ", " + std::string(how)) + "): set the model's " +
+                                "\"max_input_images\" to " + std::to_string(most) + " or less");
+  }
+}
+
+json::object object_setting(const route_settings& s, std::string_view name, std::string_view what) {
+  const json::value* v = s.extra.if_contains(name);
+  if (v == nullptr) {
+    return {};
+  }
+  if (!v->is_object()) {
+    bad_setting(name, "must be an object of " + std::string(what));
+  }
+  return v->as_object();
+}
+
 std::pair<int, int> size_for_ratio(std::string_view ratio, int long_side, int multiple) {
   const auto colon = ratio.find(':');
   const double w = std::stod(std::string(ratio.substr(0, colon)));

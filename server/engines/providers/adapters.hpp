@@ -64,6 +64,14 @@ std::int64_t number_setting(const route_settings& s, std::string_view name, std:
                             std::int64_t fallback);
 bool flag_setting(const route_settings& s, std::string_view name, bool fallback);
 
+/// Refuses a model that accepts more input images than the route sends (`most`, as `how`), with the
+/// fix in the message.
+void check_input_count(const model_spec& model, std::size_t most, std::string_view sender,
+                       std::string_view how);
+
+/// The `extra` setting `name` as a JSON object ({} when absent); throws naming the field otherwise.
+boost::json::object object_setting(const route_settings& s, std::string_view name, std::string_view what);
+
 /// The longer side's pixels for a ratio ("16:9") at `long_side`, each side a multiple of `multiple`.
 std::pair<int, int> size_for_ratio(std::string_view ratio, int long_side, int multiple);
 

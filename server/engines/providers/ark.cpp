@@ -46,12 +46,7 @@ class ark final : public provider_adapter {
       }
     }
     const std::size_t most = model.type == task_type::video ? 2 : 10;  // first and last frame; Seedream's 10
-    if (model.max_input_images > most) {
-      throw std::invalid_argument("max_input_images " + std::to_string(model.max_input_images) +
-                                  " is more than ark sends (" + std::to_string(most) +
-                                  "): set the model's \"max_input_images\" to " + std::to_string(most) +
-                                  " or less");
-    }
+    check_input_count(model, most, "ark", model.type == task_type::video ? "first and last frame" : "");
   }
 
   provider_step submit(const provider_request& r) override {

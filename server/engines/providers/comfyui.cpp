@@ -71,12 +71,7 @@ class comfyui final : public provider_adapter {
             checked_node(id.is_string() ? std::string(id.as_string()) : "", "image_nodes", "image"));
       }
     }
-    if (model.max_input_images > image_nodes_.size()) {
-      throw std::invalid_argument(
-          "max_input_images " + std::to_string(model.max_input_images) + " is more than the " +
-          std::to_string(image_nodes_.size()) + " settings.image_nodes of the workflow: set the " +
-          "model's \"max_input_images\" to " + std::to_string(image_nodes_.size()) + " or less");
-    }
+    check_input_count(model, image_nodes_.size(), "the workflow", "its settings.image_nodes");
   }
 
   provider_step submit(const provider_request& r) override {

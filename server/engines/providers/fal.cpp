@@ -45,17 +45,8 @@ class fal final : public provider_adapter {
     if (s.model.empty() || s.model.front() == '/' || s.model.find("..") != std::string::npos) {
       throw std::invalid_argument("settings.model must be a fal model id such as fal-ai/flux/dev");
     }
-    if (const json::value* input = s.extra.if_contains("input"); input != nullptr) {
-      if (!input->is_object()) {
-        throw std::invalid_argument("settings.input must be an object of extra model inputs");
-      }
-      extra_input_ = input->as_object();
-    }
-    if (model.max_input_images > 1) {
-      throw std::invalid_argument("max_input_images " + std::to_string(model.max_input_images) +
-                                  " is more than fal sends (1, as settings.image_field): set the model's "
-                                  "\"max_input_images\" to 1 or less");
-    }
+    extra_input_ = object_setting(s, "input", "extra model inputs");
+    check_input_count(model, 1, "fal", "as settings.image_field");
   }
 
   provider_step submit(const provider_request& r) override {

@@ -33,11 +33,7 @@ class gemini_veo final : public provider_adapter {
                                     " cannot be honoured by gemini-veo (16:9, 9:16)");
       }
     }
-    if (model.max_input_images > 1) {
-      throw std::invalid_argument(
-          "max_input_images " + std::to_string(model.max_input_images) +
-          " is more than gemini-veo sends (1): set the model's \"max_input_images\" to 1 or less");
-    }
+    check_input_count(model, 1, "gemini-veo", "");
   }
 
   provider_step submit(const provider_request& r) override {

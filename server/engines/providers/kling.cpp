@@ -77,11 +77,7 @@ class kling final : public provider_adapter {
       throw std::invalid_argument("duration_seconds " + std::to_string(model.duration_seconds) +
                                   " cannot be honoured by kling (5 or 10)");
     }
-    if (model.max_input_images > 1) {
-      throw std::invalid_argument(
-          "max_input_images " + std::to_string(model.max_input_images) +
-          " is more than kling sends (1): set the model's \"max_input_images\" to 1 or less");
-    }
+    check_input_count(model, 1, "kling", "");
   }
 
   provider_step submit(const provider_request& r) override {

@@ -55,11 +55,7 @@ class openai_images final : public provider_adapter {
       }
       sizes_[ratio] = size;
     }
-    if (model.max_input_images > 16) {
-      throw std::invalid_argument(
-          "max_input_images " + std::to_string(model.max_input_images) +
-          " is more than openai-images can send (16): set the model's \"max_input_images\" to 16 or less");
-    }
+    check_input_count(model, 16, "openai-images", "");
     if (model.type != task_type::image) {
       throw std::invalid_argument("openai-images makes images; use openai-videos for a video model");
     }

@@ -50,12 +50,7 @@ class openai_videos final : public provider_adapter {
       throw std::invalid_argument("duration_seconds " + std::to_string(seconds) +
                                   " cannot be honoured by openai-videos (4, 8 or 12)");
     }
-    if (model.max_input_images > 1) {
-      throw std::invalid_argument(
-          "max_input_images " + std::to_string(model.max_input_images) +
-          " is more than openai-videos sends (1, as input_reference): set the model's "
-          "\"max_input_images\" to 1 or less");
-    }
+    check_input_count(model, 1, "openai-videos", "as input_reference");
   }
 
   provider_step submit(const provider_request& r) override {
@@ -69,19 +64,16 @@ class openai_videos final : public provider_adapter {
       form.file("input_reference", "reference", image.mime(), image.bytes);
     }
     const std::string type = form.content_type();
-    const auto answer = client_->send("POST", "/v1/videos", {{"Content-Type", type}}, form.finish());
-    if (!answer) {
-      return no_answer("openai-videos", answer.error());
-    }
-    const auto parsed = json_of(answer->body);
-    if (answer->status != 200 || !parsed) {
-      return failure(*answer, parsed);
-    }
-    return read_video(*answer, *parsed);
+    return read(client_->send("POST", "/v1/videos", {{"Content-Type", type}}, form.finish()));
   }
 
   provider_step poll(const provider_request&, const std::string& job) override {
-    const auto answer = client_->send("GET", "/v1/videos/" + job);
+    return read(client_->send("GET", "/v1/videos/" + job));
+  }
+
+ private:
+  // Create and retrieve both answer a Video object.
+  provider_step read(const checked<http_answer>& answer) const {
     if (!answer) {
       return no_answer("openai-videos", answer.error());
     }
@@ -92,7 +84,6 @@ class openai_videos final : public provider_adapter {
     return read_video(*answer, *parsed);
   }
 
- private:
   // queued → 1, in_progress → 2, completed → 3, failed → 4.
   provider_step read_video(const http_answer& a, const json::value& video) const {
     const std::string id = string_at(video, {"id"});

@@ -77,17 +77,8 @@ class replicate final : public provider_adapter {
     } else {
       model_path_ = "/v1/models/" + name + "/predictions";
     }
-    if (const json::value* input = s.extra.if_contains("input"); input != nullptr) {
-      if (!input->is_object()) {
-        throw std::invalid_argument("settings.input must be an object of extra model inputs");
-      }
-      extra_input_ = input->as_object();
-    }
-    if (model.max_input_images > 1) {
-      throw std::invalid_argument("max_input_images " + std::to_string(model.max_input_images) +
-                                  " is more than replicate sends (1, as settings.image_field): set the "
-                                  "model's \"max_input_images\" to 1 or less");
-    }
+    extra_input_ = object_setting(s, "input", "extra model inputs");
+    check_input_count(model, 1, "replicate", "as settings.image_field");
   }
 
   provider_step submit(const provider_request& r) override {

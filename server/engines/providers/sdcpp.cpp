@@ -23,11 +23,7 @@ class sdcpp final : public provider_adapter {
         long_side_(static_cast<int>(number_setting(s, "long_side", 256, 4096, 1024))),
         steps_(number_setting(s, "sample_steps", 1, 200, 0)),
         seed_(number_setting(s, "seed", -1, INT32_MAX, -1)) {
-    if (model.max_input_images > 1) {
-      throw std::invalid_argument(
-          "max_input_images " + std::to_string(model.max_input_images) +
-          " is more than sdcpp sends (1, as init_image): set the model's \"max_input_images\" to 1 or less");
-    }
+    check_input_count(model, 1, "sdcpp", "as init_image");
   }
 
   provider_step submit(const provider_request& r) override {
