@@ -6,7 +6,7 @@ std::optional<fake_response> create_fault(fake_world& world, const std::string& 
                                           const std::string& prompt,
                                           std::string (*error_body)(unsigned status,
                                                                     const std::string& message)) {
-  const markers m = read_markers(prompt);
+  const markers m = read_markers(prompt, provider);
   const int before = world.seen(provider, prompt);
   if (m.drop && before == 0) {
     return fake_response{.drop = true};

@@ -12,11 +12,14 @@
 
 namespace gesso::fakes {
 
-markers read_markers(const std::string& prompt) {
+markers read_markers(const std::string& prompt, const std::string& provider) {
   markers m;
-  static const std::regex marker(R"(\[fake:([a-z]+|[0-9]+)(?:([x=])(\d+))?\])");
+  static const std::regex marker(R"(\[fake:([a-z]+|[0-9]+)(?:([x=])(\d+))?(?:@([a-z-]+))?\])");
   for (auto it = std::sregex_iterator(prompt.begin(), prompt.end(), marker); it != std::sregex_iterator();
        ++it) {
+    if ((*it)[4].matched && (*it)[4] != provider) {
+      continue;  // scoped to another provider
+    }
     const std::string name = (*it)[1];
     const int n = (*it)[3].matched ? std::stoi((*it)[3]) : 1;
     if (name == "policy") {

@@ -14,6 +14,7 @@
 //   [fake:steps=N]     the job needs N polls before it completes (default 2)
 //   [fake:expire]      output URLs stop working at once (410 Gone), as they do after 1–24 h
 //   [fake:video] / [fake:image]   return the other media type (a mismatch Gesso must catch)
+//   [fake:429x3@openai]  any create marker scoped to one provider (openai, replicate, fal, sdcpp, …)
 
 #include <chrono>
 #include <map>
@@ -37,7 +38,9 @@ struct markers {
   bool wrong_type = false;
 };
 
-markers read_markers(const std::string& prompt);
+/// The markers of a prompt; one scoped with "@provider" ([fake:500x5@openai]) counts only for that
+/// provider's creates.
+markers read_markers(const std::string& prompt, const std::string& provider = "");
 
 /// A generated output waiting to be fetched.
 struct fake_file {

@@ -128,6 +128,20 @@ std::string provider_catalog(const std::string& fake) {
                                     {{"api_key_env", "FAKE_FAL_KEY"},
                                      {"model", "fal-ai/flux/schnell"},
                                      {"max_concurrency", 2}})})},
+      // A primary that errs five times and then recovers, before a working secondary.
+      {"circuit-image",
+       model(
+           "image", 3,
+           {json::object{{"engine", "openai-images"},
+                         {"priority", 1},
+                         {"settings", {{"base_url", fake + "/openai"}, {"api_key_env", "FAKE_OPENAI_KEY"}}}},
+            json::object{{"engine", "fal"},
+                         {"priority", 2},
+                         {"settings",
+                          {{"base_url", fake + "/fal"},
+                           {"api_key_env", "FAKE_FAL_KEY"},
+                           {"model", "fal-ai/flux/dev"},
+                           {"poll_interval_ms", 100}}}}})},
       // A provider that never finishes within the deadline: the task fails, and the job is cancelled there.
       {"slow-fal",
        model("image", 2,
@@ -340,6 +354,37 @@ BOOST_AUTO_TEST_CASE(a_dead_primary_fails_over_to_the_next_route) {
        R"(gesso_route_circuit_state{model="failover-image",route="0",engine="openai-images"} 0)"}) {
     BOOST_TEST(metrics.find(line) != std::string::npos, line);
   }
+}
+
+// The primary's circuit opens after five failures in a row (the route is skipped), lets one probe
+// through after 30 s, and closes when the probe succeeds.
+BOOST_AUTO_TEST_CASE(the_circuit_opens_after_five_failures_and_closes_after_a_good_probe) {
+  worker->stop();
+  env_map probed = env;
+  probed["GESSO_WORKER_LISTEN"] = "127.0.0.1:0";
+  worker = std::make_unique<worker_process>(probed);
+  auto metric = [&](const std::string& series) -> std::string {
+    const std::string metrics =
+        fetch("http://127.0.0.1:" + std::to_string(worker->probe_port()) + "/metrics").body;
+    const auto at = metrics.find(series + " ");
+    return at == std::string::npos
+               ? ""
+               : metrics.substr(at + series.size() + 1, metrics.find('\n', at) - at - series.size() - 1);
+  };
+  const std::string primary = R"({model="circuit-image",route="0",engine="openai-images")";
+  const std::string prompt = "[fake:500x5@openai] the same prompt every time";  // counted per prompt
+  for (int i = 0; i < 6; ++i) {
+    BOOST_TEST(finish(create("circuit-image", prompt)).statuses.back() == 3);  // the secondary serves
+  }
+  BOOST_TEST(metric("gesso_provider_requests_total" + primary + R"(,outcome="retry"})") ==
+             "5");  // the sixth task skipped the primary
+  BOOST_TEST(metric("gesso_route_circuit_state" + primary + "}") == "2");
+  std::this_thread::sleep_for(31s);
+  const std::string id = create("circuit-image", prompt);
+  BOOST_TEST(finish(id).statuses.back() == 3);
+  BOOST_TEST(json::parse(details(id).at("provider_job").as_string()).at("route").as_int64() ==
+             0);  // the probe
+  BOOST_TEST(metric("gesso_route_circuit_state" + primary + "}") == "0");
 }
 
 BOOST_AUTO_TEST_CASE(a_cap_of_two_holds_across_two_workers_with_twenty_tasks) {
