@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(a_journey_run_against_the_service_passes_its_end_check) {
                            "--rate",          "8",
                            "--duration",      "2",
                            "--poll-interval", "100",
-                           "--models",        "load-image:2,load-video:1,load-fails:1",
+                           "--models",        "load-image:1,load-video:1,load-fails:2",
                            "--settle",        "60",
                            "--json",          report,
                            "--timeline",      timeline,
@@ -127,7 +127,9 @@ BOOST_AUTO_TEST_CASE(a_journey_run_against_the_service_passes_its_end_check) {
   BOOST_TEST(check.at("ledger_checked").as_bool());
   BOOST_TEST(check.at("ledger_charged").as_int64() == check.at("credits_charged").as_int64());
   BOOST_TEST(check.at("ledger_refunded").as_int64() == check.at("credits_refunded").as_int64());
-  BOOST_TEST(check.at("failed").to_number<std::uint64_t>() > 0U);  // the mix has a model that always fails
+  // Half the mix always fails: 16 tasks without one failure is a chance of 1 in 65,536 (with a weight of
+  // one in four it was 1 in 100, and it happened once).
+  BOOST_TEST(check.at("failed").to_number<std::uint64_t>() > 0U);
   BOOST_TEST(check.at("credits_refunded").as_int64() == 3 * check.at("failed").as_int64());
   const json::object& requests = o.at("requests").as_object();
   BOOST_TEST(requests.at("download").at("ok").to_number<std::uint64_t>() ==
