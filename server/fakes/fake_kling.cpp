@@ -165,6 +165,7 @@ void advance(fake_world& world, kling_task& t) {
       world.publish({t.m.wrong_type ? fake_png(64, 36, "x") : fake_mp4(), "video/mp4",
                      std::chrono::steady_clock::now() + (t.m.expire ? 0s : 30 * 24h), ""});
   d["task_result"] = {{"videos", json::array{json::object{{"id", "v1"}, {"url", url}, {"duration", "5"}}}}};
+  d["final_unit_deduction"] = "5";
 }
 
 }  // namespace

@@ -37,6 +37,9 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
       const std::string ratio = asked.contains(name) ? asked.at(name) : "1:1";
       BOOST_TEST((ratio == "16:9" ? w > h : ratio == "9:16" ? w < h : w == h), w << "x" << h);
       BOOST_TEST(details(id).at("provider_job").is_string());  // the route, upstream model and job
+      if (name == "openai-image" || name == "replicate-image") {
+        BOOST_TEST(json::parse(details(id).at("provider_job").as_string()).as_object().contains("cost"));
+      }
     }
   }
   for (const std::string model_id :
@@ -50,6 +53,10 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
       const auto probe =
           ffprobe(temporary_file(fetch(std::string(done.data.at("video_url").as_string())).body, ".mp4"));
       BOOST_TEST(std::string(probe.at("streams").as_array()[0].at("codec_name").as_string()) == "h264");
+      if (model_id == "ark-video" || model_id == "kling-video" || model_id == "kling-text") {
+        // What the provider says the job cost is kept with the job.
+        BOOST_TEST(json::parse(details(id).at("provider_job").as_string()).as_object().contains("cost"));
+      }
     }
   }
 }

@@ -85,7 +85,12 @@ class ark final : public provider_adapter {
     if (url.empty()) {
       return provider_step::failed(failure_kind::internal, "ark finished without content.video_url");
     }
-    return provider_step::done({provider_output{.bytes = {}, .url = url, .with_auth = false}});
+    provider_step done = provider_step::done({provider_output{.bytes = {}, .url = url, .with_auth = false}});
+    if (const json::value* usage = body->as_object().if_contains("usage");
+        usage != nullptr && usage->is_object()) {
+      done.cost = json::serialize(json::object{{"usage", *usage}});  // Seedance bills by tokens
+    }
+    return done;
   }
 
   void cancel(const std::string& job) override {

@@ -142,7 +142,11 @@ class kling final : public provider_adapter {
       return provider_step::failed(failure_kind::internal,
                                    "kling finished without task_result.videos[0].url");
     }
-    return provider_step::done({provider_output{.bytes = {}, .url = url, .with_auth = false}});
+    provider_step done = provider_step::done({provider_output{.bytes = {}, .url = url, .with_auth = false}});
+    if (const std::string units = string_at(*parsed, {"data", "final_unit_deduction"}); !units.empty()) {
+      done.cost = json::serialize(json::object{{"final_unit_deduction", units}});  // resource-pack units
+    }
+    return done;
   }
 
  private:

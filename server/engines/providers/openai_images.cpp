@@ -142,7 +142,12 @@ class openai_images final : public provider_adapter {
     } else {
       return provider_step::failed(failure_kind::internal, "openai-images answered without b64_json or url");
     }
-    return provider_step::done({std::move(out)});
+    provider_step done = provider_step::done({std::move(out)});
+    if (const json::value* usage = body->as_object().if_contains("usage");
+        usage != nullptr && usage->is_object()) {
+      done.cost = json::serialize(json::object{{"usage", *usage}});  // tokens, as OpenAI bills images
+    }
+    return done;
   }
 
   const provider_client* client_;

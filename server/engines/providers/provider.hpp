@@ -82,6 +82,7 @@ struct provider_step {
   failure_kind failure = failure_kind::internal;
   std::string message;  ///< failed and retry: a sentence, no secrets
   int progress = -1;    ///< 0–100 when the provider reports it
+  std::string cost;     ///< done: what the provider says the job cost, as JSON (usage, units), or ""
 
   static provider_step done(std::vector<provider_output> outputs);
   static provider_step pending(std::string job, std::chrono::milliseconds delay, int progress = -1);

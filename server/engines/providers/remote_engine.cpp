@@ -49,10 +49,14 @@ circuit::state circuit::current(steady::time_point now) const {
   return probing_ || now - opened_at_ >= open_for ? state::half_open : state::open;
 }
 
-std::string provider_job_text(std::size_t route_index, const route_settings& settings,
-                              const std::string& job) {
-  return json::serialize(json::object{
-      {"route", route_index}, {"engine", settings.engine}, {"model", settings.model}, {"job", job}});
+std::string provider_job_text(std::size_t route_index, const route_settings& settings, const std::string& job,
+                              const std::string& cost) {
+  json::object o{
+      {"route", route_index}, {"engine", settings.engine}, {"model", settings.model}, {"job", job}};
+  if (auto parsed = cost.empty() ? std::nullopt : json_of(cost)) {
+    o["cost"] = std::move(*parsed);
+  }
+  return json::serialize(o);
 }
 
 std::optional<remembered_job> read_provider_job(std::string_view text) {
@@ -263,8 +267,8 @@ engine_outcome provider_engine::finish(const engine_job& job, std::size_t route_
                                        const std::string& job_id, provider_step step, media_store& media) {
   route& r = *routes_[route_index];
   engine_outcome out;
-  out.provider_job = provider_job_text(route_index, r.settings,
-                                       step.what == provider_step::kind::pending ? step.job : job_id);
+  out.provider_job = provider_job_text(
+      route_index, r.settings, step.what == provider_step::kind::pending ? step.job : job_id, step.cost);
   switch (step.what) {
     case provider_step::kind::pending:
       out.result = engine_outcome::kind::waiting;

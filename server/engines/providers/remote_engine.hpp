@@ -78,9 +78,10 @@ class provider_engine : public engine {
   std::mt19937_64 random_{std::random_device{}()};
 };
 
-/// The job text remembered on a task while a provider holds it: which route, and the adapter's job.
-std::string provider_job_text(std::size_t route_index, const route_settings& settings,
-                              const std::string& job);
+/// The job text remembered on a task while a provider holds it — which route, and the adapter's job —
+/// and kept when it ends, with the upstream cost where the provider reports one (`cost`, JSON).
+std::string provider_job_text(std::size_t route_index, const route_settings& settings, const std::string& job,
+                              const std::string& cost = "");
 struct remembered_job {
   std::size_t route_index = 0;
   std::string job;

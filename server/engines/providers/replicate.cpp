@@ -55,8 +55,14 @@ provider_step read_prediction(const json::value& p, std::chrono::milliseconds po
                                        "one hour)"
                                      : "replicate finished without a file output");
   }
-  return provider_step::done(
+  provider_step done = provider_step::done(
       {provider_output{.bytes = {}, .url = std::string(output->as_string()), .with_auth = true}});
+  if (const json::value* metrics = o != nullptr ? o->if_contains("metrics") : nullptr;
+      metrics != nullptr && metrics->is_object() && metrics->as_object().contains("predict_time")) {
+    // Replicate bills by the second of hardware time: predict_time is what was billed.
+    done.cost = json::serialize(json::object{{"predict_time", metrics->as_object().at("predict_time")}});
+  }
+  return done;
 }
 
 class replicate final : public provider_adapter {
