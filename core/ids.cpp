@@ -1,5 +1,7 @@
 #include "core/ids.hpp"
 
+#include "core/hmac.hpp"
+
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -108,14 +110,7 @@ std::string hash_api_key(std::string_view key) {
   if (EVP_Digest(key.data(), key.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
     throw std::runtime_error("SHA-256 is unavailable");
   }
-  static constexpr std::string_view hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(hex[digest[i] >> 4]);
-    out.push_back(hex[digest[i] & 0xF]);
-  }
-  return out;
+  return to_hex(std::string_view(reinterpret_cast<const char*>(digest.data()), length));
 }
 
 std::string api_key_display_prefix(std::string_view key) {

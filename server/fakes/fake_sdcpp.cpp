@@ -1,7 +1,8 @@
 // stable-diffusion.cpp's native async API as its examples/server/api.md describes it: POST
 // /sdcpp/v1/img_gen and /vid_gen answer 202 with a job; GET /sdcpp/v1/jobs/{id} goes queued →
 // generating → completed | failed | cancelled with result.images[].b64_json (video: result.b64_json and
-// mime_type) or error{code, message}; 404 for an unknown job; cancel answers 409 once the job is final;
+// mime_type; a video is webm unless output_format asks for mp4) or error{code, message}; 404 for an
+// unknown job; cancel answers 409 once the job is final;
 // 429 when the queue is full. No auth.
 
 #include "core/base64.hpp"
@@ -23,6 +24,7 @@ struct job {
   std::string prompt;
   int width = 0;
   int height = 0;
+  std::string format;  ///< output_format as asked: webm by default for videos, png for images
 };
 
 std::map<std::string, job>& jobs() {
@@ -66,7 +68,12 @@ void advance(job& j) {
   }
   o["status"] = "completed";
   const bool video = std::string_view(o.at("kind").as_string()) == "vid_gen";
-  if (video != j.m.wrong_type) {
+  if (video != j.m.wrong_type && j.format != "mp4") {
+    // webm, the server's default for videos: the fake has no encoder for it, only its EBML signature.
+    o["result"] = {{"output_format", "webm"},
+                   {"mime_type", "video/webm"},
+                   {"b64_json", encode_base64(std::string("\x1A\x45\xDF\xA3\x9F\x42\x86\x81\x01webm", 13))}};
+  } else if (video != j.m.wrong_type) {
     o["result"] = {
         {"output_format", "mp4"}, {"mime_type", "video/mp4"}, {"b64_json", encode_base64(fake_mp4())}};
   } else {
@@ -100,6 +107,9 @@ fake_response submit(fake_world& world, const fake_request& r, const std::string
     return json_response(400, error_body("invalid_request", "width and height must be from 64 to 4096"));
   }
   j.prompt = std::string(prompt->as_string());
+  const json::value* format = o->if_contains("output_format");
+  j.format = format != nullptr && format->is_string() ? std::string(format->as_string())
+                                                      : (kind == "vid_gen" ? "webm" : "png");
   if (auto fault = create_fault(world, "sdcpp", j.prompt, fault_body)) {
     return *fault;
   }

@@ -140,7 +140,7 @@ class ark final : public provider_adapter {
     }
     const auto answer =
         client_->send("POST", "/api/v3/images/generations", {{"Content-Type", "application/json"}},
-                      json::serialize(body), 64 * 1024 * 1024);
+                      json::serialize(body), client_->inline_answer_bytes());
     if (!answer) {
       return no_answer("ark", answer.error());
     }

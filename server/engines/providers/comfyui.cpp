@@ -4,7 +4,7 @@
 // chosen by Gesso from the task id, so a submission whose answer was lost is found in the queue or the
 // history instead of being sent again. docs/engines.md#comfyui.
 
-#include "core/base64.hpp"
+#include "core/hmac.hpp"
 #include "server/engines/providers/adapters.hpp"
 
 #include <boost/json.hpp>
@@ -23,12 +23,7 @@ namespace {
 
 // A UUID-shaped prompt id derived from the task id (ComfyUI accepts a client-chosen prompt_id).
 std::string prompt_id_of(const std::string& task_id) {
-  std::string hex;
-  for (const unsigned char c : task_id) {
-    static constexpr std::string_view digits = "0123456789abcdef";
-    hex += digits[c >> 4];
-    hex += digits[c & 0xF];
-  }
+  std::string hex = to_hex(task_id);
   // The task id's last 16 characters: its random part (the first ones are its creation time).
   hex = hex.size() > 32 ? hex.substr(hex.size() - 32) : std::string(32 - hex.size(), '0') + hex;
   return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) + "-" +

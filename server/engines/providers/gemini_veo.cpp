@@ -72,7 +72,7 @@ class gemini_veo final : public provider_adapter {
   }
 
   provider_step poll(const provider_request&, const std::string& job) override {
-    const auto answer = client_->send("GET", "/v1beta/" + job);
+    const auto answer = client_->send("GET", "/v1beta/" + job, {}, {}, client_->inline_answer_bytes());
     if (!answer) {
       return no_answer("gemini-veo", answer.error());
     }

@@ -91,7 +91,7 @@ class openai_images final : public provider_adapter {
       body["moderation"] = moderation_;
     }
     return client_->send("POST", "/v1/images/generations", {{"Content-Type", "application/json"}},
-                         json::serialize(body));
+                         json::serialize(body), client_->inline_answer_bytes());
   }
 
   checked<http_answer> edit(const provider_request& r, const std::string& size) const {
@@ -111,7 +111,7 @@ class openai_images final : public provider_adapter {
     }
     const std::string type = form.content_type();
     return client_->send("POST", "/v1/images/edits", {{"Content-Type", type}}, form.finish(),
-                         4 * 1024 * 1024);
+                         client_->inline_answer_bytes());
   }
 
   static provider_step read_answer(const http_answer& a) {

@@ -3,6 +3,7 @@
 #include "core/base64.hpp"
 #include "core/ids.hpp"
 
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
@@ -16,12 +17,6 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::string host_of(std::string_view url) {
   const auto parsed = boost::urls::parse_absolute_uri(url);
@@ -61,7 +56,7 @@ std::string provider_client::url_of(std::string_view target) const {
 }
 
 bool provider_client::is_route_host(std::string_view url) const {
-  return !host_.empty() && iequals(host_of(url), host_);
+  return !host_.empty() && boost::algorithm::iequals(host_of(url), host_);
 }
 
 checked<http_answer> provider_client::send(std::string_view method, std::string_view target,
@@ -115,7 +110,7 @@ checked<std::string> provider_client::download(std::string_view url, bool with_a
 
 std::string header_value(const http_answer& answer, std::string_view name) {
   for (const auto& [key, value] : answer.headers) {
-    if (iequals(key, name)) {
+    if (boost::algorithm::iequals(key, name)) {
       return value;
     }
   }

@@ -34,6 +34,10 @@ class provider_client {
   /// `with_auth`), at most max_output_bytes.
   checked<std::string> download(std::string_view url, bool with_auth) const;
 
+  /// The most an answer that may carry an output inline (base64, a data: URI) is read: the output's
+  /// limit plus base64's third and 64 KiB of JSON around it.
+  std::size_t inline_answer_bytes() const { return settings_->max_output_bytes / 3 * 4 + 64 * 1024; }
+
   const route_settings& settings() const { return *settings_; }
   std::string url_of(std::string_view target) const;
 

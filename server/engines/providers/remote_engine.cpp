@@ -189,8 +189,8 @@ std::vector<std::size_t> provider_engine::route_order() {
   return order;
 }
 
-engine_outcome provider_engine::submit(const engine_job& job, media_store& media) {
-  provider_request request = request_for(job);
+std::optional<engine_outcome> provider_engine::fetch_inputs(const engine_job& job,
+                                                            provider_request& request) const {
   std::size_t budget = input_limits::bytes_per_task;
   for (std::size_t i = 0; i < job.image_urls.size(); ++i) {
     const std::string where = "image_urls[" + std::to_string(i) + "]";
@@ -207,20 +207,34 @@ engine_outcome provider_engine::submit(const engine_job& job, media_store& media
     budget -= bytes->size();
     request.images.push_back({std::move(*bytes), *format, job.image_urls[i]});
   }
+  return std::nullopt;
+}
+
+engine_outcome provider_engine::submit(const engine_job& job, media_store& media) {
+  provider_request request = request_for(job);
+  bool fetched = false;
   std::string last = "no route is configured";
   std::chrono::milliseconds delay = 1h;
   bool capped = false;
   for (const std::size_t index : route_order()) {
     route& r = *routes_[index];
-    if (!r.health.allows(steady::now())) {
-      last = r.settings.engine + " is skipped: its circuit is open after repeated failures";
-      delay = std::min<std::chrono::milliseconds>(delay, 5s);
-      continue;
-    }
     if (r.settings.max_concurrency > 0 && take_route_slot_ &&
         !take_route_slot_(model_id_ + "/" + std::to_string(index) + "/" + r.settings.engine,
                           r.settings.max_concurrency, job.task_id)) {
       capped = true;  // at its max_concurrency across all workers: try the next route
+      continue;
+    }
+    // Inputs are fetched once, and only when a route can take the task: a task waiting for a slot
+    // fetches nothing. Before the circuit check, so a half-open probe is always answered.
+    if (!fetched) {
+      if (auto refused = fetch_inputs(job, request)) {
+        return std::move(*refused);
+      }
+      fetched = true;
+    }
+    if (!r.health.allows(steady::now())) {
+      last = r.settings.engine + " is skipped: its circuit is open after repeated failures";
+      delay = std::min<std::chrono::milliseconds>(delay, 5s);
       continue;
     }
     provider_step step = observed(index, [&] { return r.adapter->submit(request); });

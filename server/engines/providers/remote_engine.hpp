@@ -59,6 +59,8 @@ class provider_engine : public engine {
 
  private:
   engine_outcome submit(const engine_job& job, media_store& media);
+  /// Fetches the job's input images into `request`; the failure when one cannot be had.
+  std::optional<engine_outcome> fetch_inputs(const engine_job& job, provider_request& request) const;
   engine_outcome poll(const engine_job& job, media_store& media);
   engine_outcome finish(const engine_job& job, std::size_t route_index, const std::string& job_id,
                         provider_step step, media_store& media);

@@ -118,8 +118,9 @@ class replicate final : public provider_adapter {
     if (prefer_wait_s_ > 0) {
       headers.emplace_back("Prefer", "wait=" + std::to_string(prefer_wait_s_));
     }
+    // Under Prefer: wait the answer may inline the output as a data URI.
     const auto answer = client_->send("POST", model_path_.empty() ? "/v1/predictions" : model_path_, headers,
-                                      json::serialize(body));
+                                      json::serialize(body), client_->inline_answer_bytes());
     if (!answer) {
       return no_answer("replicate", answer.error());
     }

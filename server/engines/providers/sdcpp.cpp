@@ -64,7 +64,7 @@ class sdcpp final : public provider_adapter {
   }
 
   provider_step poll(const provider_request& r, const std::string& job) override {
-    const auto answer = client_->send("GET", "/sdcpp/v1/jobs/" + job, {}, {}, settings_->max_output_bytes);
+    const auto answer = client_->send("GET", "/sdcpp/v1/jobs/" + job, {}, {}, client_->inline_answer_bytes());
     if (!answer) {
       return no_answer("sdcpp", answer.error());
     }
