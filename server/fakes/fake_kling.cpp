@@ -139,8 +139,13 @@ fake_response create(fake_world& world, const fake_request& r, const std::string
       {"task_info", {{"external_task_id", o->contains("external_task_id") ? o->at("external_task_id") : ""}}},
       {"created_at", now_ms},
       {"updated_at", now_ms}};
+  world.job_started("kling");
+  const bool lose_answer = t.m.lost && world.seen("kling-lost", prompt) == 0;
   std::lock_guard lock(world.mutex);
   tasks()[kind + "/" + id] = t;
+  if (lose_answer) {
+    return fake_response{.drop = true};  // made, but the client never hears of it
+  }
   return json_response(200, envelope(0, "SUCCEED", t.data));
 }
 
@@ -150,6 +155,7 @@ void advance(fake_world& world, kling_task& t) {
   if (status == "succeed" || status == "failed") {
     return;
   }
+  const auto ended = [&] { world.job_ended("kling"); };
   d["updated_at"] = static_cast<std::int64_t>(std::time(nullptr)) * 1000;
   if (++t.polls < t.m.steps) {
     d["task_status"] = "processing";
@@ -158,6 +164,7 @@ void advance(fake_world& world, kling_task& t) {
   if (t.m.fail) {
     d["task_status"] = "failed";
     d["task_status_msg"] = "Task failed: internal error, please try again";
+    ended();
     return;
   }
   d["task_status"] = "succeed";
@@ -166,6 +173,20 @@ void advance(fake_world& world, kling_task& t) {
                      std::chrono::steady_clock::now() + (t.m.expire ? 0s : 30 * 24h), ""});
   d["task_result"] = {{"videos", json::array{json::object{{"id", "v1"}, {"url", url}, {"duration", "5"}}}}};
   d["final_unit_deduction"] = "5";
+  ended();
+}
+
+// GET /v1/videos/{kind}?external_task_id=…: the task the caller named at submission.
+fake_response find_external(fake_world& world, const std::string& kind, const std::string& external) {
+  std::lock_guard lock(world.mutex);
+  for (auto& [key, t] : tasks()) {
+    if (key.starts_with(kind + "/") &&
+        t.data["task_info"].as_object()["external_task_id"] == json::value(external)) {
+      advance(world, t);
+      return json_response(200, envelope(0, "SUCCEED", t.data));
+    }
+  }
+  return json_response(404, envelope(1203, "task not found"));
 }
 
 }  // namespace
@@ -179,6 +200,9 @@ std::optional<fake_response> fake_kling(fake_world& world, const fake_request& r
     const std::string base = "/v1/videos/" + kind;
     if (p == base && r.method == "POST") {
       return create(world, r, kind);
+    }
+    if (p == base && r.method == "GET" && !r.query_value("external_task_id").empty()) {
+      return find_external(world, kind, r.query_value("external_task_id"));
     }
     if (p.starts_with(base + "/") && r.method == "GET") {
       std::lock_guard lock(world.mutex);

@@ -11,7 +11,7 @@ std::optional<fake_response> create_fault(fake_world& world, const std::string& 
   if (m.drop && before == 0) {
     return fake_response{.drop = true};
   }
-  if (before < m.rate_limited) {
+  if (before < m.rate_limited || world.storming()) {
     fake_response r = json_response(429, error_body(429, "rate limit reached; retry after 1 s"));
     r.headers = {{"Retry-After", "1"}};
     return r;
@@ -65,6 +65,14 @@ fake_response route_fake_request(fake_world& world, const fake_request& r) {
   }
   if (path.starts_with("/files/") && (r.method == "GET" || r.method == "HEAD")) {
     return serve_file(world, r, std::string(path.substr(7)));
+  }
+  if (path == "/faults/storm" && r.method == "POST") {
+    try {
+      world.start_storm(std::chrono::milliseconds(std::stoi(r.query_value("seconds")) * 1000));
+    } catch (const std::exception&) {
+      return json_response(400, R"({"error":"POST /faults/storm?seconds=N"})");
+    }
+    return json_response(200, R"({"storm":true})");
   }
   if (path == "/stats" && r.method == "GET") {
     return json_response(200, world.stats_json());

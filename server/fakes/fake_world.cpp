@@ -34,6 +34,8 @@ markers read_markers(const std::string& prompt, const std::string& provider) {
       m.server_errors = n;
     } else if (name == "drop") {
       m.drop = true;
+    } else if (name == "lost") {
+      m.lost = true;
     } else if (name == "malformed") {
       m.malformed = true;
     } else if (name == "slow") {
@@ -92,11 +94,25 @@ void fake_world::job_canceled(const std::string& provider) {
   ++jobs_[provider].canceled;
 }
 
+void fake_world::start_storm(std::chrono::milliseconds length) {
+  std::lock_guard lock(own_);
+  storm_until_ = std::chrono::steady_clock::now() + length;
+}
+
+bool fake_world::storming() {
+  std::lock_guard lock(own_);
+  if (std::chrono::steady_clock::now() >= storm_until_) {
+    return false;
+  }
+  ++storm_refusals_;
+  return true;
+}
+
 std::string fake_world::stats_json() {
   std::lock_guard lock(own_);
-  std::string out = "{";
+  std::string out = "{\"storm_refusals\":" + std::to_string(storm_refusals_);
   for (const auto& [provider, c] : jobs_) {
-    out += (out.size() > 1 ? "," : "") + std::string("\"") + provider +
+    out += ",\"" + provider +
            "\":{\"in_flight\":" + std::to_string(c.now) + ",\"max_in_flight\":" + std::to_string(c.most) +
            ",\"canceled\":" + std::to_string(c.canceled) + "}";
   }

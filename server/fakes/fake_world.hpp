@@ -9,6 +9,8 @@
 //   [fake:429] / [fake:429x3]   the first (three) creates of this prompt answer 429 with Retry-After: 1
 //   [fake:500] / [fake:500x2]   the same with 500
 //   [fake:drop]        the first create of this prompt closes the connection without an answer
+//   [fake:lost]        the first create of this prompt is made, but the connection closes before the
+//                      answer (Kling: the retry must find it by external_task_id, not make a second)
 //   [fake:malformed]   creates answer 200 with a body that is not JSON
 //   [fake:slow=N]      the create (or, for a synchronous API, the whole call) takes N seconds
 //   [fake:steps=N]     the job needs N polls before it completes (default 2)
@@ -31,6 +33,7 @@ struct markers {
   int rate_limited = 0;  ///< how many creates answer 429
   int server_errors = 0;
   bool drop = false;
+  bool lost = false;
   bool malformed = false;
   int slow_seconds = 0;
   int steps = 2;
@@ -71,6 +74,11 @@ class fake_world {
   void job_canceled(const std::string& provider);
   std::string stats_json();
 
+  /// A 429 storm: every create of every provider answers 429 with Retry-After for the next `seconds`
+  /// (POST /faults/storm?seconds=N), as a provider's rate limiter does under a burst.
+  void start_storm(std::chrono::milliseconds length);
+  bool storming();
+
   std::mutex mutex;  ///< guards the providers' own job maps
 
  private:
@@ -85,6 +93,8 @@ class fake_world {
   };
   std::map<std::string, job_counts> jobs_;
   std::uint64_t next_ = 0;
+  std::chrono::steady_clock::time_point storm_until_{};
+  int storm_refusals_ = 0;
 };
 
 /// A real PNG of `width` x `height` (a gradient keyed by the prompt).

@@ -7,8 +7,12 @@
 // drains and checks, from what it recorded and from the database, that nothing was lost or charged
 // twice. Prints a summary; exits 1 on any violation.
 //
+// --providers: most models run on gesso-fake-providers (OpenAI Images failing over to fal, Replicate,
+// stable-diffusion.cpp, a fal video), which the chaos also kill -9s and restarts and throws into 429
+// storms; the invariants are the same.
+//
 //   gesso-chaos [--duration S] [--rate CREATES_PER_S] [--clients N] [--accounts N] [--kill-every S]
-//               [--seed N]
+//               [--seed N] [--providers]
 
 #include "tests/chaos/chaos.hpp"
 
@@ -36,8 +40,17 @@ namespace {
 options parse_options(int argc, char** argv) {
   options o;
   o.seed = static_cast<unsigned>(std::random_device{}());
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string name = argv[i];
+    if (name == "--providers") {
+      o.providers = true;
+      --i;  // a flag: no value
+      continue;
+    }
+    if (i + 1 == argc) {
+      std::cerr << "gesso-chaos: " << name << " wants a value\n";
+      std::exit(2);
+    }
     const std::string value = argv[i + 1];
     if (name == "--duration") {
       o.duration_s = std::stoi(value);
@@ -59,7 +72,8 @@ options parse_options(int argc, char** argv) {
   return o;
 }
 
-std::string catalog_json(const std::string& upstream_url, const std::string& upstream_key) {
+std::string catalog_json(const std::string& upstream_url, const std::string& upstream_key,
+                         const fake_provider* fake) {
   json::object models{
       {"chaos-image",
        {{"task_type", "image"},
@@ -90,6 +104,11 @@ std::string catalog_json(const std::string& upstream_url, const std::string& ups
                                 {"poll_interval_ms", 300},
                                 {"request_timeout_ms", 3000}}}};
   }
+  if (fake != nullptr) {
+    for (auto& [name, m] : fake->models()) {
+      models[name] = m;
+    }
+  }
   return json::serialize(json::object{{"models", std::move(models)}});
 }
 
@@ -118,24 +137,23 @@ int main(int argc, char** argv) {
   const options opt = parse_options(argc, argv);
   std::cout << "gesso-chaos: " << opt.duration_s << " s, " << opt.clients << " clients, " << opt.accounts
             << " accounts, " << opt.rate << " creates/s, a kill every " << opt.kill_every_s << " s, seed "
-            << opt.seed << std::endl;
+            << opt.seed << (opt.providers ? ", models on gesso-fake-providers" : "") << std::endl;
+  const auto fake = opt.providers ? std::make_unique<fake_provider>() : nullptr;
   const std::string catalog_path =
       (std::filesystem::temp_directory_path() / ("gesso-chaos-catalog-" + std::to_string(getpid()) + ".json"))
           .string();
-  std::ofstream(catalog_path) << catalog_json("", "");
-  local_cluster cluster(
-      {.servers = 3,
-       .workers = 3,
-       .env = {{"GESSO_CATALOG", catalog_path},
-               {"GESSO_WORKER_LEASE_MS", "3000"},
-               {"GESSO_WORKER_RESCUE_MS", "1000"},
-               {"GESSO_WORKER_POLL_MS", "250"},
-               {"GESSO_FETCH_ALLOW_NETWORKS", "127.0.0.0/8"},  // the upstream is this cluster
-               {"GESSO_LOG_LEVEL", "warn"}},
-       .start_processes = false});
+  std::ofstream(catalog_path) << catalog_json("", "", fake.get());
+  std::map<std::string, std::string> env{{"GESSO_CATALOG", catalog_path},
+                                         {"GESSO_WORKER_LEASE_MS", "3000"},
+                                         {"GESSO_WORKER_RESCUE_MS", "1000"},
+                                         {"GESSO_WORKER_POLL_MS", "250"},
+                                         {"GESSO_FETCH_ALLOW_NETWORKS", "127.0.0.0/8"},  // the upstream: this cluster
+                                         {"GESSO_LOG_LEVEL", "warn"}};
+  env.insert(fake_provider::keys().begin(), fake_provider::keys().end());
+  local_cluster cluster({.servers = 3, .workers = 3, .env = env, .start_processes = false});
   const auto [upstream_key, accounts] = make_accounts(cluster, opt);
   std::ofstream(catalog_path) << catalog_json("http://127.0.0.1:" + std::to_string(cluster.port()),
-                                              upstream_key);
+                                              upstream_key, fake.get());
   cluster.run({"start"});
 
   ledger record;
@@ -145,7 +163,7 @@ int main(int argc, char** argv) {
     clients.emplace_back([&, c] { run_client(opt, c, cluster, accounts, record, stop_load); });
   }
   const auto start = steady::now();
-  const fault_count faults = inject_faults(opt, cluster);
+  const fault_count faults = inject_faults(opt, cluster, fake.get());
   stop_load = true;
   for (auto& t : clients) {
     t.join();

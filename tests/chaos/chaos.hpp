@@ -3,13 +3,22 @@
 
 #include "tests/support/local_cluster.hpp"
 
+#include <boost/json/object.hpp>
+
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace gesso::testing {
+class fake_providers_process;
+}
 
 namespace gesso::chaos {
 
@@ -20,6 +29,7 @@ struct options {
   double kill_every_s = 3.0;
   double rate = 30.0;  ///< creates a second, over all clients: a steady load below capacity
   unsigned seed = 0;
+  bool providers = false;  ///< --providers: models on gesso-fake-providers, restarted and stormed
 };
 
 /// Credits granted to every account.
@@ -46,6 +56,32 @@ struct ledger {
   }
 };
 
+/// The gesso-fake-providers of --providers, on one port for the whole run.
+class fake_provider {
+ public:
+  fake_provider();
+  ~fake_provider();
+  const std::string& url() const { return url_; }
+  /// kill -9, down for `down_for`, then started again on the same port with nothing remembered.
+  void restart(std::chrono::milliseconds down_for);
+  /// Every create answers 429 with Retry-After for `seconds` (POST /faults/storm).
+  void storm(int seconds);
+  /// Creates refused by storms since the last restart (GET /stats).
+  int storm_refusals();
+  /// The catalog's provider models, routed to this fake.
+  boost::json::object models() const;
+  /// The key variables those routes name, for the workers' environment.
+  static const std::map<std::string, std::string>& keys();
+
+ private:
+  gesso::testing::http_client client() const;
+  std::unique_ptr<gesso::testing::fake_providers_process> process_;
+  std::string url_;
+};
+
+/// A model for one create of --providers, and a marker for its prompt ("" or " [fake:…]").
+std::pair<std::string, std::string> pick_provider_model(std::mt19937& rng);
+
 /// Each account's id and API key.
 using account_keys = std::vector<std::pair<std::int64_t, std::string>>;
 
@@ -59,12 +95,17 @@ struct fault_count {
   int server_kills = 0;
   int worker_kills = 0;
   std::vector<std::string> pg_restarts;
+  bool with_provider = false;  ///< --providers
+  int provider_restarts = 0;
+  int storms = 0;
+  int storm_refusals = 0;  ///< creates the fake refused in storms (counted before each restart)
   std::string error;  ///< the chaos itself failed
 };
 
 /// Until the run's end: a kill -9 of a random server or worker every few seconds, restarted after a
-/// moment; PostgreSQL restarted fast at a third of the run and immediately at two thirds.
-fault_count inject_faults(const options& opt, gesso::testing::local_cluster& cluster);
+/// moment; PostgreSQL restarted fast at a third of the run and immediately at two thirds. With a fake
+/// provider, half the faults are its: a kill -9 and restart, or a 429 storm of a few seconds.
+fault_count inject_faults(const options& opt, gesso::testing::local_cluster& cluster, fake_provider* fake);
 
 /// After the load: every process up again, then every task final (or a violation); answers the seconds
 /// it took.

@@ -162,10 +162,22 @@ void print_summary(gesso::testing::local_cluster& cluster, const ledger& record,
   for (const auto& m : faults.pg_restarts) {
     std::cout << " " << m;
   }
+  if (faults.with_provider) {
+    std::cout << "\nprovider faults: " << faults.provider_restarts << " kill -9 and restart of gesso-fake-providers, "
+              << faults.storms << " 429 storms (" << faults.storm_refusals << " creates refused with 429)";
+    for (const auto& line : lines_of(cluster.psql(
+             "SELECT model_id || ': ' || count(*) FILTER (WHERE status = 3) || ' succeeded, ' || "
+             "count(*) FILTER (WHERE status = 4) || ' failed' FROM tasks WHERE model_id LIKE 'chaos-%' AND "
+             "model_id NOT IN ('chaos-image', 'chaos-video', 'chaos-fail', 'chaos-remote') GROUP BY model_id "
+             "ORDER BY model_id"))) {
+      std::cout << "\n  " << line;
+    }
+  }
   std::cout << "\nfailures by reason:";
   for (const auto& line :
-       lines_of(cluster.psql("SELECT count(*) || '× ' || left(error, 70) FROM tasks WHERE status = 4 "
-                             "GROUP BY error ORDER BY count(*) DESC LIMIT 6"))) {
+       lines_of(cluster.psql("SELECT count(*) || '× ' || coalesce(error_kind, '-') || ': ' || left(error, 70) "
+                             "FROM tasks WHERE status = 4 GROUP BY error_kind, error ORDER BY count(*) DESC "
+                             "LIMIT 8"))) {
     std::cout << "\n  " << line;
   }
   std::cout << "\ndrain: " << drain_seconds << " s until every task was final\n"
@@ -183,7 +195,8 @@ std::vector<std::string> check_and_report(gesso::testing::local_cluster& cluster
                                           double drain_seconds, std::vector<std::string> violations) {
   const create_tally tally = check_creates(cluster, accounts, record, violations);
   check_ledger(cluster, violations);
-  if (faults.server_kills == 0 || faults.worker_kills == 0 || faults.pg_restarts.size() < 2) {
+  if (faults.server_kills == 0 || faults.worker_kills == 0 || faults.pg_restarts.size() < 2 ||
+      (faults.with_provider && (faults.provider_restarts == 0 || faults.storms == 0))) {
     violations.push_back("the chaos did not happen as planned (run longer than a few kill intervals)");
   }
   print_summary(cluster, record, faults, tally, load_seconds, drain_seconds, violations);

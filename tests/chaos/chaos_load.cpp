@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <sstream>
@@ -46,8 +47,9 @@ void run_client(const options& opt, int c, gesso::testing::local_cluster& cluste
     }
     create_record r;
     r.account = static_cast<int>(rng() % accounts.size());
+    const auto [model, marker] = opt.providers ? pick_provider_model(rng) : std::pair<std::string, std::string>{pick_model(rng), ""};
     const std::string body = json::serialize(
-        json::object{{"model_id", pick_model(rng)}, {"prompt", "chaos " + std::to_string(rng())}});
+        json::object{{"model_id", model}, {"prompt", "chaos " + std::to_string(rng()) + marker}});
     std::string outcome;
     try {
       const auto reply = client.create(accounts[r.account].second, body);
@@ -79,9 +81,61 @@ void run_client(const options& opt, int c, gesso::testing::local_cluster& cluste
   }
 }
 
-fault_count inject_faults(const options& opt, gesso::testing::local_cluster& cluster) {
+namespace {
+
+enum class fault { server, worker, provider_restart, storm };
+
+// Faults drawn from a shuffled deck holding each kind once, so every kind happens in a short run.
+class fault_deck {
+ public:
+  explicit fault_deck(bool with_provider) : with_provider_(with_provider) {}
+  fault next(std::mt19937& rng) {
+    if (deck_.empty()) {
+      deck_ = {fault::server, fault::worker};
+      if (with_provider_) {
+        deck_.insert(deck_.end(), {fault::provider_restart, fault::storm});
+      }
+      std::shuffle(deck_.begin(), deck_.end(), rng);
+    }
+    const fault f = deck_.back();
+    deck_.pop_back();
+    return f;
+  }
+
+ private:
+  bool with_provider_;
+  std::vector<fault> deck_;
+};
+
+// A kill -9 of a random server or worker, started again after 0.3–1 s; a restart of the fake provider
+// after as long down; or a 429 storm of 2–4 s.
+void inject_one(fault f, std::mt19937& rng, gesso::testing::local_cluster& cluster, fake_provider* fake,
+                fault_count& faults) {
+  const auto down_for = std::chrono::milliseconds(300 + rng() % 700);
+  if (f == fault::provider_restart) {
+    faults.storm_refusals += fake->storm_refusals();  // forgotten by the restart
+    fake->restart(down_for);
+    ++faults.provider_restarts;
+  } else if (f == fault::storm) {
+    fake->storm(2 + static_cast<int>(rng() % 3));
+    ++faults.storms;
+  } else {
+    const std::string kind = f == fault::server ? "server" : "worker";
+    const std::string n = std::to_string(1 + rng() % 3);
+    cluster.run({"kill", kind, n});
+    (f == fault::server ? faults.server_kills : faults.worker_kills)++;
+    std::this_thread::sleep_for(down_for);
+    cluster.run({"start-one", kind, n});
+  }
+}
+
+}  // namespace
+
+fault_count inject_faults(const options& opt, gesso::testing::local_cluster& cluster, fake_provider* fake) {
   fault_count faults;
+  faults.with_provider = fake != nullptr;
   std::mt19937 rng(opt.seed);
+  fault_deck deck(fake != nullptr);
   const auto start = steady::now();
   const auto end = start + std::chrono::seconds(opt.duration_s);
   bool fast_done = false;
@@ -102,12 +156,10 @@ fault_count inject_faults(const options& opt, gesso::testing::local_cluster& clu
         immediate_done = true;
         continue;
       }
-      const std::string kind = rng() % 2 == 0 ? "server" : "worker";
-      const std::string n = std::to_string(1 + rng() % 3);
-      cluster.run({"kill", kind, n});
-      (kind == "server" ? faults.server_kills : faults.worker_kills)++;
-      std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 700));
-      cluster.run({"start-one", kind, n});
+      inject_one(deck.next(rng), rng, cluster, fake, faults);
+    }
+    if (fake != nullptr) {
+      faults.storm_refusals += fake->storm_refusals();
     }
   } catch (const std::exception& e) {
     faults.error = e.what();

@@ -48,6 +48,17 @@ BOOST_AUTO_TEST_CASE(a_task_past_its_deadline_is_cancelled_at_its_provider) {
   BOOST_TEST(canceled == 1);
 }
 
+// Kling made the task but its answer never arrived: the retry finds it by external_task_id instead of
+// making (and paying for) a second one.
+BOOST_AUTO_TEST_CASE(a_kling_submission_whose_answer_was_lost_is_found_not_sent_again) {
+  const std::string id = create("kling-video", "[fake:lost] a lighthouse at dusk");
+  BOOST_TEST(finish(id).statuses.back() == 3, json::serialize(details(id)));
+  BOOST_TEST(details(id).at("attempts").as_int64() == 2);  // the lost answer cost one attempt
+  const json::value stats = json::parse(fetch(fake.url() + "/stats").body);
+  BOOST_TEST(stats.at("kling").at("max_in_flight").as_int64() == 1);  // one task made at Kling, not two
+  BOOST_TEST(stats.at("kling").at("in_flight").as_int64() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_key_variable_stops_the_worker_with_one_line) {
   env_map without = env;
   without["FAKE_REPLICATE_KEY"] = "";

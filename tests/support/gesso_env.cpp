@@ -97,9 +97,10 @@ env_map with_shared(const env_map& extra) {
   return env;
 }
 
-gesso_process::gesso_process(const char* program, const env_map& env, const std::string& name)
+gesso_process::gesso_process(const char* program, const env_map& env, const std::string& name,
+                             const std::vector<std::string>& args)
     : name_(name), log_path_(new_log_path(name)) {
-  process_ = std::make_unique<child_process>(program, std::vector<std::string>{}, env, log_path_);
+  process_ = std::make_unique<child_process>(program, args, env, log_path_);
 }
 
 gesso_process::~gesso_process() {
@@ -157,8 +158,8 @@ server_process::server_process(const env_map& extra_env)
   }
 }
 
-fake_providers_process::fake_providers_process()
-    : gesso_process(GESSO_FAKE_PROVIDERS_BIN, {}, "gesso-fake-providers") {
+fake_providers_process::fake_providers_process(const std::string& listen)
+    : gesso_process(GESSO_FAKE_PROVIDERS_BIN, {}, "gesso-fake-providers", {"--listen", listen}) {
   const std::string line = process_->read_line(std::chrono::seconds(20));
   const auto at = line.find("http://");
   if (at == std::string::npos) {

@@ -49,7 +49,8 @@ env_map shared_env();
 /// it is stopped with SIGTERM when the test is done with it.
 class gesso_process {
  public:
-  gesso_process(const char* program, const env_map& env, const std::string& name);
+  gesso_process(const char* program, const env_map& env, const std::string& name,
+                const std::vector<std::string>& args = {});
   virtual ~gesso_process();  ///< stop() if still running
   gesso_process(const gesso_process&) = delete;
   gesso_process& operator=(const gesso_process&) = delete;
@@ -100,10 +101,11 @@ class worker_process : public gesso_process {
   std::uint16_t probe_port_ = 0;
 };
 
-/// A running gesso-fake-providers on 127.0.0.1 and a free port (docs/fake-providers.md).
+/// A running gesso-fake-providers on 127.0.0.1 and a free port (docs/fake-providers.md), or on `listen`
+/// ("127.0.0.1:PORT": the same address again after a restart).
 class fake_providers_process : public gesso_process {
  public:
-  fake_providers_process();
+  explicit fake_providers_process(const std::string& listen = "127.0.0.1:0");
   /// http://127.0.0.1:PORT
   const std::string& url() const { return url_; }
 

@@ -50,6 +50,8 @@ BOOST_AUTO_TEST_CASE(a_failure_answer_becomes_a_retry_or_a_final_failure_of_its_
   BOOST_TEST((busy.what == provider_step::kind::retry));
   BOOST_TEST(busy.delay == 7000ms);
   BOOST_TEST(busy.message == "fal answered HTTP 429: slow down");
+  BOOST_TEST(busy.rate_limited);  // paces the route; not a failure of its health
+  BOOST_TEST(!answer_failure(answer(503), "fal", "", failure_kind::internal, 1s).rate_limited);
   const provider_step refused = answer_failure(answer(422), "fal", std::string(400, 'x') + "\nsecond line",
                                                failure_kind::invalid_input, 1s);
   BOOST_TEST((refused.what == provider_step::kind::failed));
@@ -99,6 +101,38 @@ BOOST_AUTO_TEST_CASE(the_circuit_opens_after_repeated_failures_and_a_probe_close
   c.succeeded();
   BOOST_TEST((c.current(much_later) == circuit::state::closed));
   BOOST_TEST(c.allows(much_later));
+}
+
+BOOST_AUTO_TEST_CASE(an_open_circuit_says_when_it_lets_a_probe_through) {
+  circuit c;
+  const auto t0 = std::chrono::steady_clock::now();
+  BOOST_TEST(c.opens_in(t0).count() == 0);
+  for (int i = 0; i < circuit::failures_to_open; ++i) {
+    c.failed(t0);
+  }
+  BOOST_TEST(c.opens_in(t0 + 10s) == std::chrono::milliseconds(circuit::open_for - 10s));
+  BOOST_TEST(c.opens_in(t0 + circuit::open_for).count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_429_paces_the_route_and_never_opens_its_circuit) {
+  circuit c;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3 * circuit::failures_to_open; ++i) {
+    c.rate_limited(t0, 2s);
+  }
+  BOOST_TEST((c.current(t0) == circuit::state::closed));
+  BOOST_TEST(c.paced_for(t0 + 500ms) == 1500ms);
+  BOOST_TEST(c.paced_for(t0 + 2s).count() == 0);
+  c.rate_limited(t0, 1s);  // a shorter Retry-After does not shorten the pause
+  BOOST_TEST(c.paced_for(t0) == 2000ms);
+  // A half-open probe answered 429: the provider is up; the circuit closes instead of sticking half-open.
+  for (int i = 0; i < circuit::failures_to_open; ++i) {
+    c.failed(t0);
+  }
+  const auto later = t0 + circuit::open_for + 1s;
+  BOOST_TEST(c.allows(later));
+  c.rate_limited(later, 1s);
+  BOOST_TEST((c.current(later) == circuit::state::closed));
 }
 
 BOOST_AUTO_TEST_CASE(sizes_follow_the_ratio) {

@@ -82,6 +82,13 @@ class kling final : public provider_adapter {
 
   provider_step submit(const provider_request& r) override {
     const std::string kind = r.images.empty() ? "text2video" : "image2video";
+    if (r.attempt > 1) {
+      // An earlier attempt's answer may have been lost after Kling made the task: look for it by the
+      // external_task_id every submission carries before sending it again.
+      if (std::optional<provider_step> found = find(kind, r.task_id)) {
+        return std::move(*found);
+      }
+    }
     json::object body{{"model_name", settings_->model},
                       {"prompt", r.prompt},
                       {"aspect_ratio", r.aspect_ratio},
@@ -150,6 +157,41 @@ class kling final : public provider_adapter {
   }
 
  private:
+  // GET /v1/videos/{kind}?external_task_id=… (the query form is UNCONFIRMED: docs/engines.md#kling). The
+  // task is found only when the answer names our external_task_id; "not found" (404, code 1202/1203, or
+  // an answer that does not name it) lets the submission go; no answer or a 5xx retries the attempt, so
+  // nothing is sent twice blindly.
+  std::optional<provider_step> find(const std::string& kind, const std::string& task_id) const {
+    const auto answer =
+        client_->send("GET", "/v1/videos/" + kind + "?external_task_id=" + task_id, headers(false));
+    if (!answer) {
+      return no_answer("kling", answer.error());
+    }
+    if (retryable(*answer)) {
+      return answer_failure(*answer, "kling", "looking for an earlier submission", failure_kind::internal, 5s);
+    }
+    const auto parsed = answer->status == 200 ? json_of(answer->body) : std::nullopt;
+    if (!parsed || code_of(*parsed) != 0 || !parsed->is_object()) {
+      return std::nullopt;
+    }
+    const json::value* data = parsed->as_object().if_contains("data");
+    const auto names_ours = [&](const json::value& t) {
+      return string_at(t, {"task_info", "external_task_id"}) == task_id && !string_at(t, {"task_id"}).empty();
+    };
+    const json::value* task = nullptr;
+    if (data != nullptr && data->is_object() && names_ours(*data)) {
+      task = data;
+    } else if (data != nullptr && data->is_array()) {  // a list answer: ours among its items
+      for (const json::value& item : data->as_array()) {
+        task = names_ours(item) ? &item : task;
+      }
+    }
+    if (task == nullptr) {
+      return std::nullopt;
+    }
+    return provider_step::pending(kind + "/" + string_at(*task, {"task_id"}), 0ms);
+  }
+
   header_list headers(bool json_body) const {
     header_list h{{"Authorization", "Bearer " + kling_jwt(settings_->api_key, secret_, std::time(nullptr))}};
     if (json_body) {

@@ -54,6 +54,7 @@ struct provider_input {
 /// What an adapter is asked to run.
 struct provider_request {
   std::string task_id;
+  int attempt = 1;  ///< above 1: an earlier attempt may have submitted, its answer lost
   task_type type = task_type::image;
   std::string prompt;
   std::string aspect_ratio;  ///< "W:H", one the model allows
@@ -83,6 +84,7 @@ struct provider_step {
   std::string message;  ///< failed and retry: a sentence, no secrets
   int progress = -1;    ///< 0–100 when the provider reports it
   std::string cost;     ///< done: what the provider says the job cost, as JSON (usage, units), or ""
+  bool rate_limited = false;  ///< retry: the provider answered 429 (alive, pacing us), not a failure
 
   static provider_step done(std::vector<provider_output> outputs);
   static provider_step pending(std::string job, std::chrono::milliseconds delay, int progress = -1);

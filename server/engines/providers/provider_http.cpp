@@ -153,7 +153,9 @@ provider_step answer_failure(const http_answer& answer, std::string_view provide
     text += ": " + short_message(message);
   }
   if (retryable(answer)) {
-    return provider_step::retry(std::move(text), retry_after(answer).value_or(fallback));
+    provider_step step = provider_step::retry(std::move(text), retry_after(answer).value_or(fallback));
+    step.rate_limited = answer.status == 429;
+    return step;
   }
   return provider_step::failed(kind, std::move(text));
 }

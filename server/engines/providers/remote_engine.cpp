@@ -41,6 +41,26 @@ void circuit::failed(steady::time_point now) {
   probing_ = false;
 }
 
+void circuit::rate_limited(steady::time_point now, std::chrono::milliseconds retry_after) {
+  std::lock_guard lock(mutex_);
+  consecutive_failures_ = 0;
+  probing_ = false;
+  paced_until_ = std::max(paced_until_, now + retry_after);
+}
+
+std::chrono::milliseconds circuit::paced_for(steady::time_point now) const {
+  std::lock_guard lock(mutex_);
+  return now < paced_until_ ? std::chrono::ceil<std::chrono::milliseconds>(paced_until_ - now) : 0ms;
+}
+
+std::chrono::milliseconds circuit::opens_in(steady::time_point now) const {
+  std::lock_guard lock(mutex_);
+  if (consecutive_failures_ < failures_to_open || now - opened_at_ >= open_for) {
+    return 0ms;
+  }
+  return std::chrono::ceil<std::chrono::milliseconds>(opened_at_ + open_for - now);
+}
+
 circuit::state circuit::current(steady::time_point now) const {
   std::lock_guard lock(mutex_);
   if (consecutive_failures_ < failures_to_open) {
@@ -122,6 +142,7 @@ engine_outcome provider_engine::run(const engine_job& job, media_store& media) {
 provider_request provider_engine::request_for(const engine_job& job) const {
   provider_request r;
   r.task_id = job.task_id;
+  r.attempt = job.attempt;
   r.type = type_;
   r.prompt = job.prompt;
   r.aspect_ratio = job.aspect_ratio;
@@ -216,8 +237,13 @@ engine_outcome provider_engine::submit(const engine_job& job, media_store& media
   std::string last = "no route is configured";
   std::chrono::milliseconds delay = 1h;
   bool capped = false;
+  std::chrono::milliseconds paced = 0ms;  // the shortest 429 pause among the routes skipped for one
   for (const std::size_t index : route_order()) {
     route& r = *routes_[index];
+    if (const auto pause = r.health.paced_for(steady::now()); pause > 0ms) {
+      paced = paced == 0ms ? pause : std::min(paced, pause);  // no request until its Retry-After passed
+      continue;
+    }
     if (r.settings.max_concurrency > 0 && take_route_slot_ &&
         !take_route_slot_(model_id_ + "/" + std::to_string(index) + "/" + r.settings.engine,
                           r.settings.max_concurrency, job.task_id)) {
@@ -234,12 +260,17 @@ engine_outcome provider_engine::submit(const engine_job& job, media_store& media
     }
     if (!r.health.allows(steady::now())) {
       last = r.settings.engine + " is skipped: its circuit is open after repeated failures";
-      delay = std::min<std::chrono::milliseconds>(delay, 5s);
+      // Not again before it lets a probe through.
+      delay = std::min(delay, std::max<std::chrono::milliseconds>(r.health.opens_in(steady::now()), 1s));
       continue;
     }
     provider_step step = observed(index, [&] { return r.adapter->submit(request); });
     if (step.what == provider_step::kind::retry) {
-      r.health.failed(steady::now());
+      if (step.rate_limited) {
+        r.health.rate_limited(steady::now(), step.delay);
+      } else {
+        r.health.failed(steady::now());
+      }
       last = step.message;
       delay = std::min(delay, step.delay);
       continue;  // fail over to the next route
@@ -248,10 +279,13 @@ engine_outcome provider_engine::submit(const engine_job& job, media_store& media
     return finish(job, index, "", std::move(step), media);
   }
   engine_outcome out;
-  if (capped && delay == 1h) {
-    // Every route is busy or capped, none unavailable: wait for a slot without spending an attempt.
+  if ((capped || paced > 0ms) && delay == 1h) {
+    // Every route is capped or paced by a 429, none unavailable and nothing sent: wait without spending
+    // an attempt, for a slot or until the provider's Retry-After has passed.
     out.result = engine_outcome::kind::waiting;
-    out.delay = std::min<std::chrono::milliseconds>(1s, routes_.front()->settings.poll_interval);
+    out.delay = paced > 0ms && !capped
+                    ? paced
+                    : std::min<std::chrono::milliseconds>(1s, routes_.front()->settings.poll_interval);
     return out;
   }
   out.result = engine_outcome::kind::retry;

@@ -20,22 +20,31 @@ namespace gesso::engines {
 
 /// One route's health, shared by the worker's engine threads: the circuit opens after `failures_to_open`
 /// consecutive unavailable answers and lets one probe through after `open_for` (half-open); a success
-/// closes it.
+/// closes it. A 429 is not a failure — the provider is up and pacing us: the route is paced (skipped
+/// without a request) until its Retry-After has passed.
 class circuit {
  public:
   static constexpr int failures_to_open = 5;
   static constexpr std::chrono::seconds open_for{30};
   enum class state { closed, open, half_open };
+  using time_point = std::chrono::steady_clock::time_point;
 
-  bool allows(std::chrono::steady_clock::time_point now);  ///< may a request go now?
+  bool allows(time_point now);  ///< may a request go now?
   void succeeded();
-  void failed(std::chrono::steady_clock::time_point now);
-  state current(std::chrono::steady_clock::time_point now) const;
+  void failed(time_point now);
+  /// A 429 asking for `retry_after`: counts as an answer (closes a half-open probe), paces the route.
+  void rate_limited(time_point now, std::chrono::milliseconds retry_after);
+  /// How long the route is still paced by a 429; zero when it is not.
+  std::chrono::milliseconds paced_for(time_point now) const;
+  /// How long until an open circuit lets a probe through; zero when it is not open.
+  std::chrono::milliseconds opens_in(time_point now) const;
+  state current(time_point now) const;
 
  private:
   mutable std::mutex mutex_;
   int consecutive_failures_ = 0;
-  std::chrono::steady_clock::time_point opened_at_{};
+  time_point opened_at_{};
+  time_point paced_until_{};
   bool probing_ = false;
 };
 
