@@ -124,7 +124,9 @@ class openai_videos final : public provider_adapter {
     std::int64_t ms = 0;
     if (!header.empty() &&
         std::from_chars(header.data(), header.data() + header.size(), ms).ec == std::errc{} && ms > 0) {
-      return std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000));
+      // The provider's pace, but never faster than the route's own poll_interval_ms: an operator who
+      // set a slow interval (many tasks in flight, docs/benchmarks.md) keeps it.
+      return std::max(settings_->poll_interval, std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000)));
     }
     return settings_->poll_interval;
   }
