@@ -1,5 +1,7 @@
 #include "server/engines/providers/adapters.hpp"
 
+#include "server/engines/providers/http_task_spec.hpp"
+
 #include <boost/json.hpp>
 
 #include <cmath>
@@ -20,6 +22,9 @@ constexpr std::string_view openai_videos_settings[] = {"sizes"};
 constexpr std::string_view gemini_veo_settings[] = {"resolution", "person_generation"};
 constexpr std::string_view ark_settings[] = {"long_side", "resolution", "watermark"};
 constexpr std::string_view kling_settings[] = {"secret_key_env", "mode"};
+constexpr std::string_view http_task_settings[] = {"auth",   "create",   "poll",          "result",
+                                                   "output", "progress", "errors",        "download_auth",
+                                                   "cancel", "maps",     "retry_statuses", "cost"};
 constexpr std::string_view comfyui_settings[] = {"workflow",  "prompt_node", "size_node",
                                                  "seed_node", "image_nodes", "long_side"};
 
@@ -42,6 +47,9 @@ const adapter_kind kinds[] = {
      make_kling},
     // Self-hosted: base_url is required; a key (for a proxy in front) is optional.
     {"comfyui", "", false, "", false, 60s, comfyui_settings, "Authorization", "Bearer ", make_comfyui},
+    // Any provider, described in the catalog: base_url is required, auth comes from its settings.
+    {"http-task", "", false, "", false, 60s, http_task_settings, "", "", make_http_task,
+     http_task::static_auth_headers},
 };
 
 [[noreturn]] void bad_setting(std::string_view name, const std::string& why) {

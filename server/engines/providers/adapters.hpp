@@ -21,14 +21,15 @@ struct adapter_kind {
   bool needs_model;                ///< a route must name the provider's model
   std::chrono::milliseconds default_timeout;
   std::span<const std::string_view> own_settings;
-  std::string_view auth_header;  ///< the header the key goes in ("": the adapter signs each request) ("": the
-                                 ///< adapter signs each request)
+  std::string_view auth_header;  ///< the header the key goes in ("": the adapter signs each request)
   std::string_view auth_prefix;  ///< before the key ("Bearer ", "Key ")
   /// Builds the adapter; throws std::invalid_argument with "settings.<field>: <why>" for a bad setting,
   /// an aspect ratio it cannot honour, or more input images than it can send.
   std::function<std::unique_ptr<provider_adapter>(const route_settings&, const provider_client&,
                                                   const model_spec&)>
       make;
+  /// When set, the route's auth headers come from its settings (http-task) instead of auth_header.
+  header_list (*auth_headers)(const route_settings&) = nullptr;
 };
 
 /// Every adapter engine; nothing for a name that is not one.
@@ -52,6 +53,8 @@ std::unique_ptr<provider_adapter> make_kling(const route_settings&, const provid
                                              const model_spec&);
 std::unique_ptr<provider_adapter> make_comfyui(const route_settings&, const provider_client&,
                                                const model_spec&);
+std::unique_ptr<provider_adapter> make_http_task(const route_settings&, const provider_client&,
+                                                 const model_spec&);
 
 /// Kling's bearer token: an HS256 JWT {"iss": access key, "exp": now + 1800, "nbf": now - 5}.
 std::string kling_jwt(std::string_view access_key, std::string_view secret_key, std::int64_t now);

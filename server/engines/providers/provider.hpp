@@ -37,6 +37,7 @@ struct route_settings {
   std::chrono::milliseconds poll_interval{2'000};
   std::size_t max_output_bytes = 256 * 1024 * 1024;
   int max_concurrency = 0;    ///< tasks in flight on this route across all workers; 0: no cap
+  std::string label;          ///< "routes[1]", for messages
   int priority = 1;           ///< lower first
   int weight = 1;             ///< among routes of one priority
   boost::json::object extra;  ///< the engine's own settings, checked by its adapter
@@ -55,6 +56,7 @@ struct provider_input {
 struct provider_request {
   std::string task_id;
   int attempt = 1;  ///< above 1: an earlier attempt may have submitted, its answer lost
+  std::size_t image_count = 0;  ///< the task's input images (fetched into `images` on submission only)
   task_type type = task_type::image;
   std::string prompt;
   std::string aspect_ratio;  ///< "W:H", one the model allows

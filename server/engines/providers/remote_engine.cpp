@@ -143,6 +143,7 @@ provider_request provider_engine::request_for(const engine_job& job) const {
   provider_request r;
   r.task_id = job.task_id;
   r.attempt = job.attempt;
+  r.image_count = job.image_urls.size();
   r.type = type_;
   r.prompt = job.prompt;
   r.aspect_ratio = job.aspect_ratio;

@@ -125,8 +125,11 @@ std::unique_ptr<engine> make_provider_engine(const model_spec& model, const engi
     try {
       auto r = std::make_unique<route>();
       r->settings = parse_route(spec, *kind);
+      r->settings.label = "routes[" + std::to_string(i) + "]";
       header_list auth;
-      if (!r->settings.api_key.empty() && !kind->auth_header.empty()) {
+      if (kind->auth_headers != nullptr) {
+        auth = kind->auth_headers(r->settings);
+      } else if (!r->settings.api_key.empty() && !kind->auth_header.empty()) {
         auth.emplace_back(std::string(kind->auth_header),
                           std::string(kind->auth_prefix) + r->settings.api_key);
       }
