@@ -23,6 +23,8 @@ std::optional<fake_response> fake_gemini(fake_world& world, const fake_request& 
 std::optional<fake_response> fake_ark(fake_world& world, const fake_request& r, std::string_view path);
 std::optional<fake_response> fake_kling(fake_world& world, const fake_request& r, std::string_view path);
 std::optional<fake_response> fake_comfyui(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_minimax(fake_world& world, const fake_request& r, std::string_view path);
+std::optional<fake_response> fake_runway(fake_world& world, const fake_request& r, std::string_view path);
 
 /// The parts of a multipart/form-data body: name → values (files and fields alike).
 std::multimap<std::string, std::string> multipart_parts(const fake_request& r);
@@ -32,9 +34,11 @@ fake_response route_fake_request(fake_world& world, const fake_request& r);
 
 /// The common faults of a create, from the prompt's markers, in a provider's error shape: 429 and 500
 /// storms, dropped connections, malformed answers. Nothing when the create should go ahead.
+/// `errors_in_200`: the provider answers its errors as HTTP 200 envelopes (MiniMax).
 std::optional<fake_response> create_fault(fake_world& world, const std::string& provider,
                                           const std::string& prompt,
                                           std::string (*error_body)(unsigned status,
-                                                                    const std::string& message));
+                                                                    const std::string& message),
+                                          bool errors_in_200 = false);
 
 }  // namespace gesso::fakes

@@ -163,7 +163,9 @@ inline const env_map provider_keys{{"FAKE_OPENAI_KEY", "sk-fake-openai"},
                                    {"FAKE_ARK_KEY", "ark-fake"},
                                    {"FAKE_KLING_ACCESS", "kling-access"},
                                    {"FAKE_KLING_SECRET", "kling-secret"},
-                                   {"FAKE_KLING_WRONG", "not-the-secret"}};
+                                   {"FAKE_KLING_WRONG", "not-the-secret"},
+                                   {"FAKE_MINIMAX_KEY", "mm-fake"},
+                                   {"FAKE_RUNWAY_KEY", "key_fake"}};
 
 struct providers_fixture {
   fake_providers_process fake;
@@ -172,9 +174,9 @@ struct providers_fixture {
   std::unique_ptr<worker_process> worker;
   test_account account;
 
-  providers_fixture() {
+  explicit providers_fixture(std::string (*catalog)(const std::string& fake) = provider_catalog) {
     env = provider_keys;
-    env["GESSO_CATALOG"] = temporary_file(provider_catalog(fake.url()), ".json");
+    env["GESSO_CATALOG"] = temporary_file(catalog(fake.url()), ".json");
     env["GESSO_WORKER_RESCUE_MS"] = "200";
     server = std::make_unique<server_process>(env);
     worker = std::make_unique<worker_process>(env);

@@ -90,6 +90,24 @@ void check_header_name(const std::string& name, const std::string& field) {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> read_headers(const json::value& v, const std::string& field,
+                                                              const std::set<std::string>& names) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, value] : object_at(v, field)) {
+    const std::string where = field + "." + std::string(name);
+    check_header_name(std::string(name), where);
+    if (!value.is_string()) {
+      refuse(where, "must be a string");
+    }
+    if (std::string problem = check_text_template(value.as_string(), names, "settings." + where);
+        !problem.empty()) {
+      throw std::invalid_argument(problem);
+    }
+    out.emplace_back(std::string(name), std::string(value.as_string()));
+  }
+  return out;
+}
+
 // A request: method, path, headers, body; `names` are the placeholders its templates may use. A
 // variant inherits what it does not give from `base`; `also` are the members its caller reads.
 request_spec read_request(const json::value& v, const std::string& field, const std::set<std::string>& names,
@@ -125,19 +143,7 @@ request_spec read_request(const json::value& v, const std::string& field, const 
     throw std::invalid_argument(problem);
   }
   if (const json::value* h = o.if_contains("headers")) {
-    r.headers.clear();
-    for (const auto& [name, value] : object_at(*h, field + ".headers")) {
-      const std::string where = field + ".headers." + std::string(name);
-      check_header_name(std::string(name), where);
-      if (!value.is_string()) {
-        refuse(where, "must be a string");
-      }
-      if (std::string problem = check_text_template(value.as_string(), names, "settings." + where);
-          !problem.empty()) {
-        throw std::invalid_argument(problem);
-      }
-      r.headers.emplace_back(std::string(name), std::string(value.as_string()));
-    }
+    r.headers = read_headers(*h, field + ".headers", names);
   }
   if (const json::value* b = o.if_contains("body")) {
     if (std::string problem = check_template(*b, names, "settings." + field + ".body"); !problem.empty()) {
@@ -271,6 +277,7 @@ void read_create(const route_settings& s, const std::set<std::string>& names, sp
     refuse("create", "is required: the request that submits a task");
   }
   const json::object& o = object_at(*v, "create");
+  only(o, {"method", "path", "headers", "body", "with_images", "id", "sync"}, "create");
   out.sync = o.contains("sync") && o.at("sync").is_bool() && o.at("sync").as_bool();
   if (o.contains("sync") && !o.at("sync").is_bool()) {
     refuse("create.sync", "must be true or false");
@@ -291,6 +298,9 @@ void read_poll(const route_settings& s, std::set<std::string> names, spec& out) 
     refuse("poll", "is not used when create.sync is true");
   }
   const json::object& o = object_at(*v, "poll");
+  only(o, {"method", "path", "headers", "body", "with_images", "status", "status_map", "error", "interval_header",
+           "capture"},
+       "poll");
   names.insert("id");
   out.status_pointer = pointer_at(o, "status", "poll", true);
   read_status_map(o, out);
@@ -410,6 +420,9 @@ spec parse_spec(const route_settings& settings, const model_spec& model) {
   read_auth(settings, out);
   read_maps(settings, model, out);
   const std::set<std::string> names = base_names(out);
+  if (const json::value* h = settings.extra.if_contains("headers")) {
+    out.headers = read_headers(*h, "headers", names);
+  }
   read_create(settings, names, out);
   read_poll(settings, names, out);
   if (settings.extra.contains("result") && out.sync) {

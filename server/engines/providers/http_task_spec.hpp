@@ -63,6 +63,7 @@ struct spec {
   std::string auth_name;    ///< header: the header's name; query: the parameter's
   std::string auth_prefix;  ///< header: before the key
   std::string secret;       ///< jwt-hs256: the secret key, read from auth.secret_key_env
+  std::vector<std::pair<std::string, std::string>> headers;  ///< on every request (X-Runway-Version)
 
   request_variants create;
   std::string id_pointer;  ///< where the create answer holds the job id
