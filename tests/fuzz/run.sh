@@ -11,7 +11,8 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(create_request byte_range image_decoder upstream_answer media_path request_framing)
+  targets=(create_request byte_range image_decoder upstream_answer media_path request_framing task_template
+    http_task_answer)
 fi
 deploy/install-deps.sh
 cmake --preset fuzz >/dev/null
