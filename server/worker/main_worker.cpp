@@ -1,18 +1,25 @@
 // gesso-worker: runs tasks. Stateless; run as many as the queue needs, on any nodes sharing the
-// database and the media directory.
+// database and the media directory. With arguments, the catalog's offline check and one-task trial
+// (`gesso-worker catalog check FILE`, `gesso-worker catalog try MODEL --prompt …`).
 
 #include "server/runtime/health_server.hpp"
 #include "server/runtime/log.hpp"
 #include "server/runtime/metrics.hpp"
 #include "server/runtime/process_setup.hpp"
+#include "server/worker/catalog_commands.hpp"
 #include "server/worker/service.hpp"
 
 #include <csignal>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
-int main() {
+int main(int argc, char** argv) {
   using namespace gesso;
+  if (argc > 1) {  // gesso-worker catalog check|try … (docs/operations.md#catalog-check-and-try)
+    return worker::run_catalog_command(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+  }
   std::signal(SIGPIPE, SIG_IGN);  // an encoder that dies must not take the worker with it
   const config cfg = runtime::load_config_or_exit("gesso-worker");
   log::set_level(cfg.log_level);

@@ -5,6 +5,7 @@
 // fail as internal, naming the route and the pointer; a task past its deadline is cancelled there.
 #include "tests/e2e/provider_suites.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -172,6 +173,39 @@ BOOST_AUTO_TEST_CASE(a_task_past_its_deadline_is_cancelled_with_the_configured_r
     std::this_thread::sleep_for(50ms);
   }
   BOOST_TEST(canceled == 1);
+}
+
+// `gesso catalog check FILE` runs the worker's checks offline; `gesso catalog try` runs one real task
+// through one route and prints every exchange with the key redacted.
+BOOST_AUTO_TEST_CASE(gesso_catalog_checks_a_file_and_tries_one_route) {
+  const std::string good = temporary_file(http_task_catalog(fake.url()), ".json");
+  env_map keys = provider_keys;
+  keys["FAKE_MINIMAX_KEY"] = "mm-secret-0123456789";
+  const auto checked = run_command(GESSO_CLI_BIN, {"catalog", "check", good}, keys);
+  BOOST_TEST(checked.exit_code == 0, checked.err);
+  BOOST_TEST(checked.out.find(": 8 models, 8 routes: ok") != std::string::npos, checked.out);
+
+  json::object broken = json::parse(http_task_catalog(fake.url())).as_object();
+  broken["models"].as_object()["minimax"].as_object()["routes"].as_array()[0].as_object()["settings"].as_object()
+      ["create"].as_object()["id"] = "task_id";
+  const auto refused = run_command(GESSO_CLI_BIN, {"catalog", "check", temporary_file(json::serialize(broken), ".json")}, keys);
+  BOOST_TEST(refused.exit_code == 2);
+  BOOST_TEST(refused.err.find(R"(model "minimax": routes[0] (http-task): settings.create.id is not a JSON Pointer)") == 0U,
+             refused.err);
+
+  const auto tried = run_command(GESSO_CLI_BIN,
+                                 {"catalog", "try", "minimax", "--catalog", good, "--prompt", "waves", "--out",
+                                  std::filesystem::temp_directory_path().string() + "/gesso-try-e2e"},
+                                 keys);
+  BOOST_TEST(tried.exit_code == 0, tried.out << tried.err);
+  for (const char* step : {"→ POST ", "/minimax/v1/video_generation", "/v1/query/video_generation?task_id=",
+                           "/v1/files/retrieve?file_id=", "← 200", "Authorization: [redacted]", "succeeded: "}) {
+    BOOST_TEST(tried.out.find(step) != std::string::npos, step);
+  }
+  BOOST_TEST(tried.out.find("mm-secret-0123456789") == std::string::npos);  // never printed
+  const std::string written = tried.out.substr(tried.out.find("succeeded: ") + 11);
+  const auto probe = ffprobe(written.substr(0, written.find('\n')));
+  BOOST_TEST(std::string(probe.at("streams").as_array()[0].at("codec_name").as_string()) == "h264");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -156,6 +156,27 @@ BOOST_AUTO_TEST_CASE(a_working_route_and_the_worked_configurations_load) {
   }
 }
 
+// docs/providers.md shows each worked configuration as deploy/http-task holds it.
+BOOST_AUTO_TEST_CASE(the_docs_show_the_worked_configurations_as_the_files_hold_them) {
+  std::ifstream in(std::string(GESSO_SOURCE_DIR) + "/docs/providers.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  for (const char* name : {"ark-seedance", "kling", "minimax-hailuo", "runway"}) {
+    BOOST_TEST_CONTEXT(name) {
+      const std::string heading = "`deploy/http-task/" + std::string(name) + ".json`:\n\n```json\n";
+      const auto start = doc.find(heading);
+      BOOST_TEST_REQUIRE(start != std::string::npos);
+      const auto body = start + heading.size();
+      const std::string shown = doc.substr(body, doc.find("\n```", body) - body);
+      std::ifstream file(std::string(GESSO_SOURCE_DIR) + "/deploy/http-task/" + name + ".json");
+      std::stringstream held;
+      held << file.rdbuf();
+      BOOST_TEST((json::parse(shown) == json::parse(held.str())));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(each_problem_is_one_line_naming_the_model_route_and_field) {
   const std::string at = R"(model "m": routes[0] (http-task): )";
   const std::vector<std::pair<std::string, std::string>> cases{

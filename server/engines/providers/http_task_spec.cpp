@@ -263,10 +263,12 @@ void read_status_map(const json::object& poll, spec& out) {
     }
     out.status_map[std::string(value)] = it->second;
   }
-  for (const auto& [name, state] : {std::pair{"succeeded", task_state::succeeded}, {"failed", task_state::failed}}) {
+  for (const task_state final_state : {task_state::succeeded, task_state::failed}) {
     if (std::none_of(out.status_map.begin(), out.status_map.end(),
-                     [&](const auto& entry) { return entry.second == state; })) {
-      refuse("poll.status_map", std::string("has no ") + name + " state: every job must be able to end");
+                     [final_state](const auto& entry) { return entry.second == final_state; })) {
+      refuse("poll.status_map", std::string("has no ") +
+                                    (final_state == task_state::succeeded ? "succeeded" : "failed") +
+                                    " state: every job must be able to end");
     }
   }
 }

@@ -59,6 +59,8 @@ bool provider_client::is_route_host(std::string_view url) const {
   return !host_.empty() && boost::algorithm::iequals(host_of(url), host_);
 }
 
+provider_client::exchange_observer provider_client::exchange_observer_;
+
 checked<http_answer> provider_client::send(std::string_view method, std::string_view target,
                                            header_list headers, std::string body,
                                            std::size_t max_bytes) const {
@@ -69,7 +71,16 @@ checked<http_answer> provider_client::send(std::string_view method, std::string_
     call.headers = auth_;
   }
   call.headers.insert(call.headers.end(), headers.begin(), headers.end());
-  return http_request(call, max_bytes, settings_->request_timeout, ours ? trusted_policy_ : worker_policy_);
+  const auto started = std::chrono::steady_clock::now();
+  auto answer = http_request(call, max_bytes, settings_->request_timeout, ours ? trusted_policy_ : worker_policy_);
+  if (exchange_observer_) {
+    exchange_observer_(*settings_, call, answer, std::chrono::steady_clock::now() - started);
+  }
+  return answer;
+}
+
+void provider_client::observe_exchanges(exchange_observer observer) {
+  exchange_observer_ = std::move(observer);
 }
 
 checked<std::string> provider_client::download(std::string_view url, bool with_auth) const {
@@ -80,9 +91,13 @@ checked<std::string> provider_client::download(std::string_view url, bool with_a
     if (ours && with_auth) {
       call.headers = auth_;
     }
+    const auto started = std::chrono::steady_clock::now();
     const auto answer =
         http_request(call, settings_->max_output_bytes, std::max(settings_->request_timeout, 120'000ms),
                      ours ? trusted_policy_ : worker_policy_);
+    if (exchange_observer_) {
+      exchange_observer_(*settings_, call, answer, std::chrono::steady_clock::now() - started);
+    }
     if (!answer) {
       return answer.error();
     }

@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,12 @@ class provider_client {
   std::size_t inline_answer_bytes() const { return settings_->max_output_bytes / 3 * 4 + 64 * 1024; }
 
   const route_settings& settings() const { return *settings_; }
+
+  /// Told of every exchange of every provider client in the process (`gesso catalog try` prints them);
+  /// set once, before any request, or never (workers do not).
+  using exchange_observer = std::function<void(const route_settings&, const http_call&, const checked<http_answer>&,
+                                               std::chrono::steady_clock::duration)>;
+  static void observe_exchanges(exchange_observer observer);
   std::string url_of(std::string_view target) const;
 
  private:
@@ -48,6 +55,7 @@ class provider_client {
   fetch_policy trusted_policy_;
   header_list auth_;
   std::string host_;
+  static exchange_observer exchange_observer_;
 };
 
 /// The value of a response header (case-insensitive name), or "".
