@@ -51,7 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const json::value out = ht::render(t, values);
     const std::string text = json::serialize(out);
     require(text.find("{{") == std::string::npos, "a checked template renders with no placeholder left");
-    require(!json::parse(text, ec).is_null() || !ec, "a rendered template is JSON");
+    // Boost.JSON writes a number too large for a double as 1e99999, which it does not read back: only a
+    // template that survives its own round trip is held to it.
+    boost::system::error_code template_ec;
+    static_cast<void>(json::parse(json::serialize(t), template_ec));
+    if (!template_ec) {
+      boost::system::error_code rendered_ec;
+      static_cast<void>(json::parse(text, rendered_ec));
+      require(!rendered_ec, "a rendered template is JSON");
+    }
   }
   each_string(t, [&](std::string_view s) {
     if (ht::check_text_template(s, names, "path").empty()) {
