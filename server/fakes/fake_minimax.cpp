@@ -60,7 +60,8 @@ fake_response create(fake_world& world, const fake_request& r) {
   if (o == nullptr || !o->contains("model") || !o->contains("prompt") || !o->at("prompt").is_string()) {
     return json_response(200, error_body(2013, "invalid params, model and prompt are required"));
   }
-  if (const json::value* d = o->if_contains("duration"); d != nullptr && !(d->is_int64() && (*d == 6 || *d == 10))) {
+  if (const json::value* d = o->if_contains("duration");
+      d != nullptr && !(d->is_int64() && (*d == 6 || *d == 10))) {
     return json_response(200, error_body(2013, "invalid params, duration must be 6 or 10"));
   }
   if (const json::value* res = o->if_contains("resolution");
@@ -109,9 +110,8 @@ fake_response query(fake_world& world, const std::string& id) {
     } else {
       t.status = "Success";
       t.file_id = world.new_id("");
-      files()[t.file_id] =
-          world.publish({t.m.wrong_type ? fake_png(64, 36, "x") : fake_mp4(), "video/mp4",
-                         std::chrono::steady_clock::now() + (t.m.expire ? 0s : 9h), ""});
+      files()[t.file_id] = world.publish({t.m.wrong_type ? fake_png(64, 36, "x") : fake_mp4(), "video/mp4",
+                                          std::chrono::steady_clock::now() + (t.m.expire ? 0s : 9h), ""});
     }
   }
   json::object o{{"task_id", id}, {"status", t.status}};
@@ -140,8 +140,9 @@ fake_response retrieve(fake_world& world, const std::string& file_id) {
 
 std::optional<fake_response> fake_minimax(fake_world& world, const fake_request& r, std::string_view path) {
   if (!r.header("authorization").starts_with("Bearer ") || r.header("authorization").size() <= 7) {
-    return json_response(200, error_body(1004, "login fail: Please carry the API secret key in the "
-                                               "'Authorization' field of the request header"));
+    return json_response(200, error_body(1004,
+                                         "login fail: Please carry the API secret key in the "
+                                         "'Authorization' field of the request header"));
   }
   if (path == "/v1/video_generation" && r.method == "POST") {
     return create(world, r);

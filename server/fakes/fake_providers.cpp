@@ -2,18 +2,17 @@
 
 namespace gesso::fakes {
 
-std::optional<fake_response> create_fault(fake_world& world, const std::string& provider,
-                                          const std::string& prompt,
-                                          std::string (*error_body)(unsigned status,
-                                                                    const std::string& message),
-                                          bool errors_in_200) {
+std::optional<fake_response> create_fault(
+    fake_world& world, const std::string& provider, const std::string& prompt,
+    std::string (*error_body)(unsigned status, const std::string& message), bool errors_in_200) {
   const markers m = read_markers(prompt, provider);
   const int before = world.seen(provider, prompt);
   if (m.drop && before == 0) {
     return fake_response{.drop = true};
   }
   if (before < m.rate_limited || world.storming()) {
-    fake_response r = json_response(errors_in_200 ? 200 : 429, error_body(429, "rate limit reached; retry after 1 s"));
+    fake_response r =
+        json_response(errors_in_200 ? 200 : 429, error_body(429, "rate limit reached; retry after 1 s"));
     r.headers = {{"Retry-After", "1"}};
     return r;
   }
@@ -53,10 +52,10 @@ fake_response route_fake_request(fake_world& world, const fake_request& r) {
     std::string_view prefix;
     std::optional<fake_response> (*serve)(fake_world&, const fake_request&, std::string_view);
   };
-  static constexpr prefix_route routes[] = {{"/openai", fake_openai}, {"/replicate", fake_replicate},
-                                            {"/fal", fake_fal},       {"/sdcpp", fake_sdcpp},
-                                            {"/gemini", fake_gemini}, {"/ark", fake_ark},
-                                            {"/kling", fake_kling},   {"/comfyui", fake_comfyui},
+  static constexpr prefix_route routes[] = {{"/openai", fake_openai},   {"/replicate", fake_replicate},
+                                            {"/fal", fake_fal},         {"/sdcpp", fake_sdcpp},
+                                            {"/gemini", fake_gemini},   {"/ark", fake_ark},
+                                            {"/kling", fake_kling},     {"/comfyui", fake_comfyui},
                                             {"/minimax", fake_minimax}, {"/runway", fake_runway}};
   for (const auto& [prefix, serve] : routes) {
     if (path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '/')) {

@@ -35,10 +35,8 @@ fake_response route_fake_request(fake_world& world, const fake_request& r);
 /// The common faults of a create, from the prompt's markers, in a provider's error shape: 429 and 500
 /// storms, dropped connections, malformed answers. Nothing when the create should go ahead.
 /// `errors_in_200`: the provider answers its errors as HTTP 200 envelopes (MiniMax).
-std::optional<fake_response> create_fault(fake_world& world, const std::string& provider,
-                                          const std::string& prompt,
-                                          std::string (*error_body)(unsigned status,
-                                                                    const std::string& message),
-                                          bool errors_in_200 = false);
+std::optional<fake_response> create_fault(
+    fake_world& world, const std::string& provider, const std::string& prompt,
+    std::string (*error_body)(unsigned status, const std::string& message), bool errors_in_200 = false);
 
 }  // namespace gesso::fakes

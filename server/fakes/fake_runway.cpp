@@ -36,12 +36,15 @@ std::string error_body(unsigned /*status*/, const std::string& message) {
 }
 
 fake_response create(fake_world& world, const fake_request& r, bool with_image) {
-  static const std::set<std::string> ratios{"1280:720", "720:1280", "1104:832", "832:1104", "960:960", "1584:672"};
+  static const std::set<std::string> ratios{"1280:720", "720:1280", "1104:832",
+                                            "832:1104", "960:960",  "1584:672"};
   boost::system::error_code ec;
   const json::value body = json::parse(r.body, ec);
   const json::object* o = ec ? nullptr : body.if_object();
-  if (o == nullptr || !o->contains("model") || !o->contains("promptText") || !o->at("promptText").is_string()) {
-    return json_response(400, error_body(400, "Validation of body failed: model and promptText are required"));
+  if (o == nullptr || !o->contains("model") || !o->contains("promptText") ||
+      !o->at("promptText").is_string()) {
+    return json_response(400,
+                         error_body(400, "Validation of body failed: model and promptText are required"));
   }
   if (with_image) {
     const json::value* image = o->if_contains("promptImage");
@@ -49,14 +52,16 @@ fake_response create(fake_world& world, const fake_request& r, bool with_image) 
     const bool data_uri = text.starts_with("data:image/") &&
                           engines::sniff_image(decode_base64(text.substr(text.find(',') + 1)).value_or(""));
     if (!data_uri && !text.starts_with("https://")) {
-      return json_response(400, error_body(400, "Validation of body failed: promptImage must be an HTTPS URL or a data URI"));
+      return json_response(
+          400, error_body(400, "Validation of body failed: promptImage must be an HTTPS URL or a data URI"));
     }
   }
   if (const json::value* ratio = o->if_contains("ratio");
       ratio == nullptr || !ratio->is_string() || !ratios.contains(std::string(ratio->as_string()))) {
     return json_response(400, error_body(400, "Validation of body failed: ratio"));
   }
-  if (const json::value* d = o->if_contains("duration"); d != nullptr && !(d->is_int64() && (*d == 5 || *d == 10))) {
+  if (const json::value* d = o->if_contains("duration");
+      d != nullptr && !(d->is_int64() && (*d == 5 || *d == 10))) {
     return json_response(400, error_body(400, "Validation of body failed: duration must be 5 or 10"));
   }
   const std::string prompt(o->at("promptText").as_string());
@@ -108,7 +113,8 @@ fake_response task(fake_world& world, const std::string& id, bool cancel) {
   } else if (t.status == "SUCCEEDED") {
     o["output"] = json::array{json::value(t.output)};
   } else if (t.status == "FAILED") {
-    o["failure"] = t.m.policy ? "Your prompt did not pass our content moderation." : "An unexpected error occurred.";
+    o["failure"] =
+        t.m.policy ? "Your prompt did not pass our content moderation." : "An unexpected error occurred.";
     o["failureCode"] = t.m.policy ? "SAFETY.INPUT.TEXT" : "INTERNAL.BAD_OUTPUT.CODE01";
   }
   return json_response(200, json::serialize(o));

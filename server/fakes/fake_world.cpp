@@ -112,9 +112,9 @@ std::string fake_world::stats_json() {
   std::lock_guard lock(own_);
   std::string out = "{\"storm_refusals\":" + std::to_string(storm_refusals_);
   for (const auto& [provider, c] : jobs_) {
-    out += ",\"" + provider +
-           "\":{\"in_flight\":" + std::to_string(c.now) + ",\"max_in_flight\":" + std::to_string(c.most) +
-           ",\"canceled\":" + std::to_string(c.canceled) + "}";
+    out += ",\"" + provider + "\":{\"in_flight\":" + std::to_string(c.now) +
+           ",\"max_in_flight\":" + std::to_string(c.most) + ",\"canceled\":" + std::to_string(c.canceled) +
+           "}";
   }
   return out + "}";
 }

@@ -94,27 +94,28 @@ std::string redacted(std::string text, const engines::route_settings& s) {
 }
 
 void print_exchanges(std::ostream& out) {
-  engines::provider_client::observe_exchanges([&out](const engines::route_settings& s, const engines::http_call& call,
-                                                     const checked<engines::http_answer>& answer,
-                                                     std::chrono::steady_clock::duration took) {
-    out << "→ " << call.method << ' ' << redacted(call.url, s) << '\n';
-    for (const auto& [name, value] : call.headers) {
-      const bool secret = boost::algorithm::iequals(name, "authorization") ||
-                          boost::algorithm::icontains(name, "key") || boost::algorithm::icontains(name, "token");
-      out << "  " << name << ": " << (secret ? "[redacted]" : redacted(value, s)) << '\n';
-    }
-    if (!call.body.empty()) {
-      out << "  " << redacted(call.body, s) << '\n';
-    }
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
-    if (!answer) {
-      out << "← no answer after " << ms << " ms: " << redacted(answer.error().reason, s) << "\n\n";
-      return;
-    }
-    out << "← " << answer->status << " (" << answer->body.size() << " bytes, " << ms << " ms)\n";
-    const bool text = answer->body.find('\0') == std::string::npos && answer->body.size() < 64 * 1024;
-    out << "  " << (text ? redacted(answer->body, s) : "(binary)") << "\n\n";
-  });
+  engines::provider_client::observe_exchanges(
+      [&out](const engines::route_settings& s, const engines::http_call& call,
+             const checked<engines::http_answer>& answer, std::chrono::steady_clock::duration took) {
+        out << "→ " << call.method << ' ' << redacted(call.url, s) << '\n';
+        for (const auto& [name, value] : call.headers) {
+          const bool secret = boost::algorithm::iequals(name, "authorization") ||
+                              boost::algorithm::icontains(name, "key") ||
+                              boost::algorithm::icontains(name, "token");
+          out << "  " << name << ": " << (secret ? "[redacted]" : redacted(value, s)) << '\n';
+        }
+        if (!call.body.empty()) {
+          out << "  " << redacted(call.body, s) << '\n';
+        }
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+        if (!answer) {
+          out << "← no answer after " << ms << " ms: " << redacted(answer.error().reason, s) << "\n\n";
+          return;
+        }
+        out << "← " << answer->status << " (" << answer->body.size() << " bytes, " << ms << " ms)\n";
+        const bool text = answer->body.find('\0') == std::string::npos && answer->body.size() < 64 * 1024;
+        out << "  " << (text ? redacted(answer->body, s) : "(binary)") << "\n\n";
+      });
 }
 
 struct try_options {
@@ -162,7 +163,8 @@ try_options parse_try(const std::vector<std::string>& args) {
     throw usage_error{"catalog try needs --prompt TEXT"};
   }
   if (o.out_dir.empty()) {
-    o.out_dir = (std::filesystem::temp_directory_path() / ("gesso-try-" + new_task_id().substr(5, 8))).string();
+    o.out_dir =
+        (std::filesystem::temp_directory_path() / ("gesso-try-" + new_task_id().substr(5, 8))).string();
   }
   return o;
 }
@@ -172,21 +174,27 @@ int try_one(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const catalog models = o.catalog_path.empty() ? catalog::builtin() : load(o.catalog_path);
   const model_spec* found = models.find(o.model);
   if (found == nullptr) {
-    throw usage_error{"no model \"" + o.model + "\" in " + (o.catalog_path.empty() ? "the built-in catalog" : o.catalog_path)};
+    throw usage_error{"no model \"" + o.model + "\" in " +
+                      (o.catalog_path.empty() ? "the built-in catalog" : o.catalog_path)};
   }
   model_spec m = *found;
-  if (m.routes.size() <= o.route || m.routes[o.route].engine == "builtin" || m.routes[o.route].engine == "task-api") {
+  if (m.routes.size() <= o.route || m.routes[o.route].engine == "builtin" ||
+      m.routes[o.route].engine == "task-api") {
     throw usage_error{"model \"" + o.model + "\" has no provider route " + std::to_string(o.route)};
   }
   m.routes = {m.routes[o.route]};  // only this route: no failover
   print_exchanges(out);
   const auto engine = engines::make_engine(m, environment());
   engines::media_store media(o.out_dir);
-  engines::engine_job job{.task_id = new_task_id(), .model = &m, .prompt = o.prompt,
+  engines::engine_job job{.task_id = new_task_id(),
+                          .model = &m,
+                          .prompt = o.prompt,
                           .aspect_ratio = o.aspect_ratio.empty() ? m.default_aspect_ratio : o.aspect_ratio,
-                          .image_urls = o.images, .attempt = 1, .provider_job = std::nullopt};
-  out << "trying " << o.model << " routes[" << o.route << "] (" << m.routes[0].engine << ") as " << job.task_id
-      << "\n\n";
+                          .image_urls = o.images,
+                          .attempt = 1,
+                          .provider_job = std::nullopt};
+  out << "trying " << o.model << " routes[" << o.route << "] (" << m.routes[0].engine << ") as "
+      << job.task_id << "\n\n";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(m.deadline_seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     const engines::engine_outcome r = engine->run(job, media);
@@ -229,8 +237,9 @@ int run_catalog_command(const std::vector<std::string>& args, std::ostream& out,
     if (args.size() >= 2 && args[0] == "catalog" && args[1] == "try") {
       return try_one({args.begin() + 2, args.end()}, out, err);
     }
-    throw usage_error{"usage: catalog check FILE | catalog try MODEL --prompt TEXT [--catalog FILE] "
-                      "[--route N] [--image URL]... [--aspect-ratio W:H] [--out DIR]"};
+    throw usage_error{
+        "usage: catalog check FILE | catalog try MODEL --prompt TEXT [--catalog FILE] "
+        "[--route N] [--image URL]... [--aspect-ratio W:H] [--out DIR]"};
   } catch (const usage_error& e) {
     err << "gesso catalog: " << e.what << '\n';
     return 2;

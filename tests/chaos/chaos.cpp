@@ -143,12 +143,13 @@ int main(int argc, char** argv) {
       (std::filesystem::temp_directory_path() / ("gesso-chaos-catalog-" + std::to_string(getpid()) + ".json"))
           .string();
   std::ofstream(catalog_path) << catalog_json("", "", fake.get());
-  std::map<std::string, std::string> env{{"GESSO_CATALOG", catalog_path},
-                                         {"GESSO_WORKER_LEASE_MS", "3000"},
-                                         {"GESSO_WORKER_RESCUE_MS", "1000"},
-                                         {"GESSO_WORKER_POLL_MS", "250"},
-                                         {"GESSO_FETCH_ALLOW_NETWORKS", "127.0.0.0/8"},  // the upstream: this cluster
-                                         {"GESSO_LOG_LEVEL", "warn"}};
+  std::map<std::string, std::string> env{
+      {"GESSO_CATALOG", catalog_path},
+      {"GESSO_WORKER_LEASE_MS", "3000"},
+      {"GESSO_WORKER_RESCUE_MS", "1000"},
+      {"GESSO_WORKER_POLL_MS", "250"},
+      {"GESSO_FETCH_ALLOW_NETWORKS", "127.0.0.0/8"},  // the upstream: this cluster
+      {"GESSO_LOG_LEVEL", "warn"}};
   env.insert(fake_provider::keys().begin(), fake_provider::keys().end());
   local_cluster cluster({.servers = 3, .workers = 3, .env = env, .start_processes = false});
   const auto [upstream_key, accounts] = make_accounts(cluster, opt);

@@ -99,7 +99,7 @@ struct fault_count {
   int provider_restarts = 0;
   int storms = 0;
   int storm_refusals = 0;  ///< creates the fake refused in storms (counted before each restart)
-  std::string error;  ///< the chaos itself failed
+  std::string error;       ///< the chaos itself failed
 };
 
 /// Until the run's end: a kill -9 of a random server or worker every few seconds, restarted after a

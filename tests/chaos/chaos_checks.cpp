@@ -163,8 +163,9 @@ void print_summary(gesso::testing::local_cluster& cluster, const ledger& record,
     std::cout << " " << m;
   }
   if (faults.with_provider) {
-    std::cout << "\nprovider faults: " << faults.provider_restarts << " kill -9 and restart of gesso-fake-providers, "
-              << faults.storms << " 429 storms (" << faults.storm_refusals << " creates refused with 429)";
+    std::cout << "\nprovider faults: " << faults.provider_restarts
+              << " kill -9 and restart of gesso-fake-providers, " << faults.storms << " 429 storms ("
+              << faults.storm_refusals << " creates refused with 429)";
     for (const auto& line : lines_of(cluster.psql(
              "SELECT model_id || ': ' || count(*) FILTER (WHERE status = 3) || ' succeeded, ' || "
              "count(*) FILTER (WHERE status = 4) || ' failed' FROM tasks WHERE model_id LIKE 'chaos-%' AND "
@@ -174,10 +175,10 @@ void print_summary(gesso::testing::local_cluster& cluster, const ledger& record,
     }
   }
   std::cout << "\nfailures by reason:";
-  for (const auto& line :
-       lines_of(cluster.psql("SELECT count(*) || '× ' || coalesce(error_kind, '-') || ': ' || left(error, 70) "
-                             "FROM tasks WHERE status = 4 GROUP BY error_kind, error ORDER BY count(*) DESC "
-                             "LIMIT 8"))) {
+  for (const auto& line : lines_of(
+           cluster.psql("SELECT count(*) || '× ' || coalesce(error_kind, '-') || ': ' || left(error, 70) "
+                        "FROM tasks WHERE status = 4 GROUP BY error_kind, error ORDER BY count(*) DESC "
+                        "LIMIT 8"))) {
     std::cout << "\n  " << line;
   }
   std::cout << "\ndrain: " << drain_seconds << " s until every task was final\n"

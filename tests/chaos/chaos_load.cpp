@@ -47,7 +47,8 @@ void run_client(const options& opt, int c, gesso::testing::local_cluster& cluste
     }
     create_record r;
     r.account = static_cast<int>(rng() % accounts.size());
-    const auto [model, marker] = opt.providers ? pick_provider_model(rng) : std::pair<std::string, std::string>{pick_model(rng), ""};
+    const auto [model, marker] =
+        opt.providers ? pick_provider_model(rng) : std::pair<std::string, std::string>{pick_model(rng), ""};
     const std::string body = json::serialize(
         json::object{{"model_id", model}, {"prompt", "chaos " + std::to_string(rng()) + marker}});
     std::string outcome;

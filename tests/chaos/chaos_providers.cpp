@@ -60,8 +60,8 @@ json::object route(const std::string& engine, const std::string& base_url, json:
 }
 
 json::object model(const char* type, int price, json::array routes) {
-  json::object m{{"task_type", type},           {"price", price},           {"routes", std::move(routes)},
-                 {"deadline_seconds", 120},     {"max_attempts", 6},        {"max_input_images", 0}};
+  json::object m{{"task_type", type},       {"price", price},    {"routes", std::move(routes)},
+                 {"deadline_seconds", 120}, {"max_attempts", 6}, {"max_input_images", 0}};
   if (std::string_view(type) == "video") {
     m["duration_seconds"] = 5;
   }
@@ -79,9 +79,9 @@ json::object fake_provider::models() const {
                                {"model", "fal-ai/kling-video/v2.1/standard/image-to-video"}};
   return {
       // Synchronous OpenAI Images first, the fal queue when it is unavailable.
-      {"chaos-openai", model("image", 8,
-                             {route("openai-images", url_ + "/openai", openai),
-                              route("fal", url_ + "/fal", fal, 2)})},
+      {"chaos-openai",
+       model("image", 8,
+             {route("openai-images", url_ + "/openai", openai), route("fal", url_ + "/fal", fal, 2)})},
       {"chaos-replicate", model("image", 6, {route("replicate", url_ + "/replicate", replicate)})},
       {"chaos-sdcpp", model("image", 4, {route("sdcpp", url_ + "/sdcpp", {{"long_side", 256}})})},
       {"chaos-fal-video", model("video", 20, {route("fal", url_ + "/fal", fal_video)})},

@@ -45,8 +45,11 @@ json::object video(int price, json::object route, json::object extra = {}) {
 std::string http_task_catalog(const std::string& fake) {
   const json::object kling_keys{{"api_key_env", "FAKE_KLING_ACCESS"},
                                 {"auth", {{"type", "jwt-hs256"}, {"secret_key_env", "FAKE_KLING_SECRET"}}}};
-  json::object runway_unmapped =
-      worked("runway", fake + "/runway", {{"api_key_env", "FAKE_RUNWAY_KEY"}}).at("settings").as_object().at("poll").as_object();
+  json::object runway_unmapped = worked("runway", fake + "/runway", {{"api_key_env", "FAKE_RUNWAY_KEY"}})
+                                     .at("settings")
+                                     .as_object()
+                                     .at("poll")
+                                     .as_object();
   runway_unmapped["status_map"].as_object().erase("RUNNING");
   json::object models{
       {"ark-ht", video(18, worked("ark-seedance", fake + "/ark", {{"api_key_env", "FAKE_ARK_KEY"}}))},
@@ -55,14 +58,16 @@ std::string http_task_catalog(const std::string& fake) {
        video(25, worked("kling", fake + "/kling",
                         {{"api_key_env", "FAKE_KLING_ACCESS"},
                          {"auth", {{"type", "jwt-hs256"}, {"secret_key_env", "FAKE_KLING_WRONG"}}}}))},
-      {"minimax", video(30, worked("minimax-hailuo", fake + "/minimax", {{"api_key_env", "FAKE_MINIMAX_KEY"}}),
-                        {{"duration_seconds", 6}})},
+      {"minimax",
+       video(30, worked("minimax-hailuo", fake + "/minimax", {{"api_key_env", "FAKE_MINIMAX_KEY"}}),
+             {{"duration_seconds", 6}})},
       {"runway", video(40, worked("runway", fake + "/runway", {{"api_key_env", "FAKE_RUNWAY_KEY"}}))},
       // Misconfigured on purpose: an output pointer the answers never hold, a status the map forgets.
-      {"runway-bad-output", video(40, worked("runway", fake + "/runway",
-                                             {{"api_key_env", "FAKE_RUNWAY_KEY"}, {"output", {{"urls", "/outputs"}}}}))},
-      {"runway-unmapped",
-       video(40, worked("runway", fake + "/runway", {{"api_key_env", "FAKE_RUNWAY_KEY"}, {"poll", runway_unmapped}}))},
+      {"runway-bad-output",
+       video(40, worked("runway", fake + "/runway",
+                        {{"api_key_env", "FAKE_RUNWAY_KEY"}, {"output", {{"urls", "/outputs"}}}}))},
+      {"runway-unmapped", video(40, worked("runway", fake + "/runway",
+                                           {{"api_key_env", "FAKE_RUNWAY_KEY"}, {"poll", runway_unmapped}}))},
       {"runway-slow", video(40, worked("runway", fake + "/runway", {{"api_key_env", "FAKE_RUNWAY_KEY"}}),
                             {{"deadline_seconds", 3}})},
   };
@@ -80,9 +85,8 @@ BOOST_FIXTURE_TEST_SUITE(http_task, http_task_fixture)
 BOOST_AUTO_TEST_CASE(every_worked_configuration_turns_a_task_into_a_video_copied_into_gesso) {
   const std::string images = R"(,"image_urls":[")" + input_png() + R"("])";
   const std::vector<std::pair<std::string, std::string>> tasks{
-      {"ark-ht", images}, {"ark-ht", ""},      {"kling-ht", images},
-      {"kling-ht", ""},   {"minimax", images}, {"minimax", ""},
-      {"runway", images}, {"runway", R"(,"aspect_ratio":"9:16")"},
+      {"ark-ht", images},  {"ark-ht", ""},  {"kling-ht", images}, {"kling-ht", ""},
+      {"minimax", images}, {"minimax", ""}, {"runway", images},   {"runway", R"(,"aspect_ratio":"9:16")"},
   };
   std::vector<std::string> ids;
   for (const auto& [model_id, extra] : tasks) {
@@ -129,7 +133,8 @@ BOOST_AUTO_TEST_CASE(each_failure_ends_at_4_refunded_once_with_its_kind_and_a_cl
       {"runway", "[fake:image] wrong type", "internal", ""},
       {"runway-bad-output", "fine", "internal",
        "http-task routes[0]: the poll answer's /outputs is missing (settings.output.urls)"},
-      {"runway-unmapped", "fine", "internal", "/status is \"RUNNING\", which settings.poll.status_map does not name"},
+      {"runway-unmapped", "fine", "internal",
+       "/status is \"RUNNING\", which settings.poll.status_map does not name"},
   };
   std::vector<std::string> ids;
   for (const auto& c : cases) {
@@ -169,7 +174,9 @@ BOOST_AUTO_TEST_CASE(a_task_past_its_deadline_is_cancelled_with_the_configured_r
   int canceled = 0;
   for (int i = 0; i < 100 && canceled == 0; ++i) {
     const json::value stats = json::parse(fetch(fake.url() + "/stats").body);
-    canceled = stats.as_object().contains("runway") ? static_cast<int>(stats.at("runway").at("canceled").as_int64()) : 0;
+    canceled = stats.as_object().contains("runway")
+                   ? static_cast<int>(stats.at("runway").at("canceled").as_int64())
+                   : 0;
     std::this_thread::sleep_for(50ms);
   }
   BOOST_TEST(canceled == 1);
@@ -186,20 +193,29 @@ BOOST_AUTO_TEST_CASE(gesso_catalog_checks_a_file_and_tries_one_route) {
   BOOST_TEST(checked.out.find(": 8 models, 8 routes: ok") != std::string::npos, checked.out);
 
   json::object broken = json::parse(http_task_catalog(fake.url())).as_object();
-  broken["models"].as_object()["minimax"].as_object()["routes"].as_array()[0].as_object()["settings"].as_object()
-      ["create"].as_object()["id"] = "task_id";
-  const auto refused = run_command(GESSO_CLI_BIN, {"catalog", "check", temporary_file(json::serialize(broken), ".json")}, keys);
+  broken["models"]
+      .as_object()["minimax"]
+      .as_object()["routes"]
+      .as_array()[0]
+      .as_object()["settings"]
+      .as_object()["create"]
+      .as_object()["id"] = "task_id";
+  const auto refused = run_command(
+      GESSO_CLI_BIN, {"catalog", "check", temporary_file(json::serialize(broken), ".json")}, keys);
   BOOST_TEST(refused.exit_code == 2);
-  BOOST_TEST(refused.err.find(R"(model "minimax": routes[0] (http-task): settings.create.id is not a JSON Pointer)") == 0U,
+  BOOST_TEST(refused.err.find(
+                 R"(model "minimax": routes[0] (http-task): settings.create.id is not a JSON Pointer)") == 0U,
              refused.err);
 
-  const auto tried = run_command(GESSO_CLI_BIN,
-                                 {"catalog", "try", "minimax", "--catalog", good, "--prompt", "waves", "--out",
-                                  std::filesystem::temp_directory_path().string() + "/gesso-try-e2e"},
-                                 keys);
+  const auto tried =
+      run_command(GESSO_CLI_BIN,
+                  {"catalog", "try", "minimax", "--catalog", good, "--prompt", "waves", "--out",
+                   std::filesystem::temp_directory_path().string() + "/gesso-try-e2e"},
+                  keys);
   BOOST_TEST(tried.exit_code == 0, tried.out << tried.err);
-  for (const char* step : {"→ POST ", "/minimax/v1/video_generation", "/v1/query/video_generation?task_id=",
-                           "/v1/files/retrieve?file_id=", "← 200", "Authorization: [redacted]", "succeeded: "}) {
+  for (const char* step : {"→ POST ", "/minimax/v1/video_generation",
+                           "/v1/query/video_generation?task_id=", "/v1/files/retrieve?file_id=", "← 200",
+                           "Authorization: [redacted]", "succeeded: "}) {
     BOOST_TEST(tried.out.find(step) != std::string::npos, step);
   }
   BOOST_TEST(tried.out.find("mm-secret-0123456789") == std::string::npos);  // never printed

@@ -119,8 +119,9 @@ BOOST_AUTO_TEST_CASE(bad_templates_are_named_with_the_member) {
     const std::string problem = check_template(json::parse(t), names, "settings.create.body");
     BOOST_TEST(problem.find(expected) != std::string::npos, t << " → " << problem);
   }
-  BOOST_TEST(check_text_template("/x/{{id}}", names, "settings.poll.path").find("unknown placeholder {{id}}") !=
-             std::string::npos);
+  BOOST_TEST(
+      check_text_template("/x/{{id}}", names, "settings.poll.path").find("unknown placeholder {{id}}") !=
+      std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(pointers_follow_rfc_6901_through_boost_json) {
@@ -198,13 +199,15 @@ BOOST_AUTO_TEST_CASE(each_problem_is_one_line_naming_the_model_route_and_field) 
       {route_with("output", R"({"url":"/u","urls":"/v"})"), at + "settings.output must name exactly one"},
       {route_with("maps", R"({"size":{"values":{"16:9":"1280x720"}}})"),
        at + "settings.maps.size.values has no value for 9:16, which the model allows"},
-      {route_with("maps", R"({"prompt":{"values":{}}})"), at + "settings.maps.prompt must be a new lower-case name"},
+      {route_with("maps", R"({"prompt":{"values":{}}})"),
+       at + "settings.maps.prompt must be a new lower-case name"},
       {route_with("errors", R"({"ok":[0]})"), at + "settings.errors.ok needs errors.code"},
       {route_with("poll", R"({"path":"/t/{{id}}","statuss":"/s"})"), at + "settings.poll.statuss is unknown"},
       {route_with("retry_statuses", "[200]"), at + "settings.retry_statuses must hold HTTP error statuses"},
       {route_with("create", R"({"method":"FETCH","path":"/v1","id":"/id"})"),
        at + "settings.create.method must be GET, POST, PUT, PATCH or DELETE"},
-      {route_with("headers", R"({"Bad Name":"x"})"), at + "settings.headers.Bad Name \"Bad Name\" is not a header name"},
+      {route_with("headers", R"({"Bad Name":"x"})"),
+       at + "settings.headers.Bad Name \"Bad Name\" is not a header name"},
       {route_with("result", R"({"path":"/files/{{file_id}}"})"),
        at + "settings.result.path has the unknown placeholder {{file_id}}"},
   };
@@ -239,16 +242,19 @@ BOOST_AUTO_TEST_CASE(answers_that_do_not_match_fail_as_internal_naming_the_point
   BOOST_TEST(html.stop->message.find("http-task routes[1]: the poll answer is not JSON") == 0U);
 
   const auto missing = read.job_of(json::parse(R"({"task":"x"})"), ok(""));
-  BOOST_TEST(missing.message == "http-task routes[1]: the create answer's /id is missing (settings.create.id)");
+  BOOST_TEST(missing.message ==
+             "http-task routes[1]: the create answer's /id is missing (settings.create.id)");
   const auto wrong = read.state_of(json::parse(R"({"status":{"x":1}})"), ok(""), "j");
-  BOOST_TEST(wrong->message ==
-             "http-task routes[1]: the poll answer's /status is an object, not a string (settings.poll.status)");
+  BOOST_TEST(
+      wrong->message ==
+      "http-task routes[1]: the poll answer's /status is an object, not a string (settings.poll.status)");
   const auto unmapped = read.state_of(json::parse(R"({"status":"paused"})"), ok(""), "j");
   BOOST_TEST(unmapped->message.find("is \"paused\", which settings.poll.status_map does not name") !=
              std::string::npos);
   BOOST_TEST(!read.state_of(json::parse(R"({"status":"done"})"), ok(""), "j").has_value());  // succeeded
   const auto no_url = read.output_of(json::parse(R"({"status":"done","url":7})"), "poll");
-  BOOST_TEST(no_url.message == "http-task routes[1]: the poll answer's /url is a number, not a string (settings.output.url)");
+  BOOST_TEST(no_url.message ==
+             "http-task routes[1]: the poll answer's /url is a number, not a string (settings.output.url)");
 
   const auto policy = read.check(answer(400, R"({"error":{"message":"flagged by moderation"}})"), "create");
   BOOST_TEST((policy.stop->failure == failure_kind::content_policy));

@@ -23,8 +23,8 @@ constexpr std::string_view gemini_veo_settings[] = {"resolution", "person_genera
 constexpr std::string_view ark_settings[] = {"long_side", "resolution", "watermark"};
 constexpr std::string_view kling_settings[] = {"secret_key_env", "mode"};
 constexpr std::string_view http_task_settings[] = {
-    "auth", "headers", "create", "poll", "result", "output", "progress", "errors", "download_auth",
-    "cancel", "maps", "retry_statuses", "cost"};
+    "auth",   "headers",       "create", "poll", "result",         "output", "progress",
+    "errors", "download_auth", "cancel", "maps", "retry_statuses", "cost"};
 constexpr std::string_view comfyui_settings[] = {"workflow",  "prompt_node", "size_node",
                                                  "seed_node", "image_nodes", "long_side"};
 

@@ -32,7 +32,10 @@ std::int64_t seed_of(std::string_view task_id) {
 class http_task_adapter : public provider_adapter {
  public:
   http_task_adapter(const route_settings& s, const provider_client& client, const model_spec& model)
-      : settings_(&s), client_(&client), spec_(parse_spec(s, model)), read_(spec_, "http-task " + s.label, s.poll_interval) {}
+      : settings_(&s),
+        client_(&client),
+        spec_(parse_spec(s, model)),
+        read_(spec_, "http-task " + s.label, s.poll_interval) {}
 
   provider_step submit(const provider_request& r) override {
     const template_values values = values_for(r);
@@ -130,7 +133,8 @@ class http_task_adapter : public provider_adapter {
       body = json::serialize(render(*req.body, values));
       headers.emplace_back("Content-Type", "application/json");
     }
-    return client_->send(req.method, target, std::move(headers), std::move(body), client_->inline_answer_bytes());
+    return client_->send(req.method, target, std::move(headers), std::move(body),
+                         client_->inline_answer_bytes());
   }
 
   const route_settings* settings_;

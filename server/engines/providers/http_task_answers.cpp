@@ -61,9 +61,10 @@ std::optional<provider_step> answer_reader::state_of(const json::value& body, co
   }
   const auto state = spec_->status_map.find(*text);
   if (state == spec_->status_map.end()) {
-    return provider_step::failed(failure_kind::internal, label_ + ": the poll answer's " + spec_->status_pointer +
-                                                             " is \"" + short_message(*text) +
-                                                             "\", which settings.poll.status_map does not name");
+    return provider_step::failed(failure_kind::internal,
+                                 label_ + ": the poll answer's " + spec_->status_pointer + " is \"" +
+                                     short_message(*text) +
+                                     "\", which settings.poll.status_map does not name");
   }
   switch (state->second) {
     case task_state::queued:
@@ -95,14 +96,15 @@ provider_step answer_reader::output_of(const json::value& body, std::string_view
   provider_output out;
   out.with_auth = spec_->download_auth;
   if (spec_->output == output_kind::urls) {
-    const json::value* first = v != nullptr && v->is_array() && !v->as_array().empty() ? &v->as_array()[0] : nullptr;
+    const json::value* first =
+        v != nullptr && v->is_array() && !v->as_array().empty() ? &v->as_array()[0] : nullptr;
     if (first == nullptr || !first->is_string() || first->as_string().empty()) {
       return mismatch(step, spec_->output_pointer, "output.urls", v, "a list of URLs");
     }
     out.url = std::string(first->as_string());
   } else if (v == nullptr || !v->is_string() || v->as_string().empty()) {
-    return mismatch(step, spec_->output_pointer, spec_->output == output_kind::url ? "output.url" : "output.base64", v,
-                    "a string");
+    return mismatch(step, spec_->output_pointer,
+                    spec_->output == output_kind::url ? "output.url" : "output.base64", v, "a string");
   } else if (spec_->output == output_kind::url) {
     out.url = std::string(v->as_string());
   } else {
@@ -113,8 +115,8 @@ provider_step answer_reader::output_of(const json::value& body, std::string_view
     }
     auto bytes = decode_base64(text);
     if (!bytes || bytes->empty()) {
-      return provider_step::failed(failure_kind::internal, label_ + ": the " + std::string(step) + " answer's " +
-                                                               spec_->output_pointer +
+      return provider_step::failed(failure_kind::internal, label_ + ": the " + std::string(step) +
+                                                               " answer's " + spec_->output_pointer +
                                                                " is not base64 (settings.output.base64)");
     }
     out.bytes = std::move(*bytes);
@@ -129,8 +131,8 @@ provider_step answer_reader::output_of(const json::value& body, std::string_view
 std::chrono::milliseconds answer_reader::next_poll(const http_answer& a) const {
   const std::string header = spec_->interval_header.empty() ? "" : header_value(a, spec_->interval_header);
   std::int64_t ms = 0;
-  if (!header.empty() && std::from_chars(header.data(), header.data() + header.size(), ms).ec == std::errc{} &&
-      ms > 0) {
+  if (!header.empty() &&
+      std::from_chars(header.data(), header.data() + header.size(), ms).ec == std::errc{} && ms > 0) {
     return std::max(poll_interval_, std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000)));
   }
   return poll_interval_;
@@ -159,9 +161,9 @@ bool answer_reader::is_policy(const std::string& message, const std::string& cod
 
 provider_step answer_reader::http_failure(const http_answer& a, const json::value* body) const {
   const auto [message, code] = error_of(body);
-  const std::string text = "HTTP " + std::to_string(a.status) + ": " +
-                           (message.empty() && code.empty() ? short_message(a.body.substr(0, 200))
-                                                            : described(message, code));
+  const std::string text =
+      "HTTP " + std::to_string(a.status) + ": " +
+      (message.empty() && code.empty() ? short_message(a.body.substr(0, 200)) : described(message, code));
   if (is_policy(message, code)) {
     return provider_step::failed(failure_kind::content_policy, label_ + " refused the task: " + text);
   }
@@ -188,8 +190,8 @@ std::optional<provider_step> answer_reader::envelope_failure(const json::value& 
     return std::nullopt;
   }
   if (code.empty()) {
-    return provider_step::failed(failure_kind::internal,
-                                 label_ + ": the answer has no " + spec_->errors.code + " (settings.errors.code)");
+    return provider_step::failed(failure_kind::internal, label_ + ": the answer has no " +
+                                                             spec_->errors.code + " (settings.errors.code)");
   }
   const std::string text = label_ + " refused the request: " + described(message, code);
   if (is_policy(message, code)) {
@@ -198,8 +200,9 @@ std::optional<provider_step> answer_reader::envelope_failure(const json::value& 
   if (among(spec_->errors.retry_codes, code)) {
     return provider_step::retry(text, 5s);
   }
-  return provider_step::failed(
-      among(spec_->errors.invalid_codes, code) ? failure_kind::invalid_input : failure_kind::provider_unavailable, text);
+  return provider_step::failed(among(spec_->errors.invalid_codes, code) ? failure_kind::invalid_input
+                                                                        : failure_kind::provider_unavailable,
+                               text);
 }
 
 provider_step answer_reader::job_failed(const json::value& body) const {
@@ -215,17 +218,19 @@ provider_step answer_reader::job_failed(const json::value& body) const {
   if (why.empty()) {
     why = message;
   }
-  return provider_step::failed(is_policy(why, code) ? failure_kind::content_policy : failure_kind::provider_unavailable,
-                               label_ + ": the job failed" +
-                                   (why.empty() && code.empty() ? "" : ": " + described(why, code)));
+  return provider_step::failed(
+      is_policy(why, code) ? failure_kind::content_policy : failure_kind::provider_unavailable,
+      label_ + ": the job failed" + (why.empty() && code.empty() ? "" : ": " + described(why, code)));
 }
 
-provider_step answer_reader::mismatch(std::string_view step, const std::string& pointer, const std::string& setting,
-                                      const json::value* found, std::string_view wanted) const {
+provider_step answer_reader::mismatch(std::string_view step, const std::string& pointer,
+                                      const std::string& setting, const json::value* found,
+                                      std::string_view wanted) const {
   return provider_step::failed(
       failure_kind::internal,
       label_ + ": the " + std::string(step) + " answer's " + (pointer.empty() ? "root" : pointer) +
-          (found == nullptr ? " is missing" : " is " + std::string(kind_name(*found)) + ", not " + std::string(wanted)) +
+          (found == nullptr ? " is missing"
+                            : " is " + std::string(kind_name(*found)) + ", not " + std::string(wanted)) +
           " (settings." + setting + ")");
 }
 

@@ -37,8 +37,8 @@ void only(const json::object& o, std::initializer_list<std::string_view> known, 
   }
 }
 
-std::string text_at(const json::object& o, std::string_view key, const std::string& field, std::string fallback,
-                    bool required = false) {
+std::string text_at(const json::object& o, std::string_view key, const std::string& field,
+                    std::string fallback, bool required = false) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr) {
     if (required) {
@@ -139,7 +139,8 @@ request_spec read_request(const json::value& v, const std::string& field, const 
   if (!r.path.starts_with("/")) {
     refuse(field + ".path", "must start with \"/\" (it is appended to base_url)");
   }
-  if (std::string problem = check_text_template(r.path, names, "settings." + field + ".path"); !problem.empty()) {
+  if (std::string problem = check_text_template(r.path, names, "settings." + field + ".path");
+      !problem.empty()) {
     throw std::invalid_argument(problem);
   }
   if (const json::value* h = o.if_contains("headers")) {
@@ -154,8 +155,9 @@ request_spec read_request(const json::value& v, const std::string& field, const 
   return r;
 }
 
-request_variants read_variants(const json::value& v, const std::string& field, const std::set<std::string>& names,
-                               std::vector<std::string_view> also, const std::string& default_method) {
+request_variants read_variants(const json::value& v, const std::string& field,
+                               const std::set<std::string>& names, std::vector<std::string_view> also,
+                               const std::string& default_method) {
   also.push_back("with_images");
   request_variants out;
   out.plain = read_request(v, field, names, nullptr, also, default_method);
@@ -188,7 +190,8 @@ void read_auth(const route_settings& s, spec& out) {
     if (out.auth == auth_kind::header) {
       check_header_name(out.auth_name, "auth.name");
     }
-    out.auth_prefix = o.contains("prefix") && o.at("prefix").is_string() ? std::string(o.at("prefix").as_string()) : "";
+    out.auth_prefix =
+        o.contains("prefix") && o.at("prefix").is_string() ? std::string(o.at("prefix").as_string()) : "";
     if (out.auth == auth_kind::jwt_hs256) {
       const std::string secret_env = text_at(o, "secret_key_env", "auth", "", true);
       const char* secret = std::getenv(secret_env.c_str());
@@ -199,7 +202,10 @@ void read_auth(const route_settings& s, spec& out) {
     }
   }
   if (out.auth != auth_kind::none && s.api_key.empty()) {
-    refuse("api_key_env", "is required: auth " + std::string(out.auth == auth_kind::jwt_hs256 ? "jwt-hs256 signs with the access key it names" : "sends the key it names"));
+    refuse("api_key_env",
+           "is required: auth " + std::string(out.auth == auth_kind::jwt_hs256
+                                                  ? "jwt-hs256 signs with the access key it names"
+                                                  : "sends the key it names"));
   }
 }
 
@@ -259,7 +265,8 @@ void read_status_map(const json::object& poll, spec& out) {
   for (const auto& [value, state] : object_at(*v, "poll.status_map")) {
     const auto it = state.is_string() ? states.find(std::string(state.as_string())) : states.end();
     if (it == states.end()) {
-      refuse("poll.status_map." + std::string(value), "must be queued, running, succeeded, failed or canceled");
+      refuse("poll.status_map." + std::string(value),
+             "must be queued, running, succeeded, failed or canceled");
     }
     out.status_map[std::string(value)] = it->second;
   }
@@ -300,8 +307,9 @@ void read_poll(const route_settings& s, std::set<std::string> names, spec& out) 
     refuse("poll", "is not used when create.sync is true");
   }
   const json::object& o = object_at(*v, "poll");
-  only(o, {"method", "path", "headers", "body", "with_images", "status", "status_map", "error", "interval_header",
-           "capture"},
+  only(o,
+       {"method", "path", "headers", "body", "with_images", "status", "status_map", "error",
+        "interval_header", "capture"},
        "poll");
   names.insert("id");
   out.status_pointer = pointer_at(o, "status", "poll", true);
@@ -311,7 +319,8 @@ void read_poll(const route_settings& s, std::set<std::string> names, spec& out) 
   if (const json::value* c = o.if_contains("capture")) {
     for (const auto& [name, pointer] : object_at(*c, "poll.capture")) {
       if (names.contains(std::string(name)) || name.empty() ||
-          !std::all_of(name.begin(), name.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || ch == '_'; })) {
+          !std::all_of(name.begin(), name.end(),
+                       [](char ch) { return (ch >= 'a' && ch <= 'z') || ch == '_'; })) {
         refuse("poll.capture." + std::string(name), "must be a new lower-case name");
       }
       if (!pointer.is_string() || !valid_pointer(pointer.as_string())) {
@@ -320,8 +329,8 @@ void read_poll(const route_settings& s, std::set<std::string> names, spec& out) 
       out.captures[std::string(name)] = std::string(pointer.as_string());
     }
   }
-  out.poll =
-      read_variants(*v, "poll", names, {"status", "status_map", "error", "interval_header", "capture"}, "GET");
+  out.poll = read_variants(*v, "poll", names, {"status", "status_map", "error", "interval_header", "capture"},
+                           "GET");
   if (const json::value* r = s.extra.if_contains("result")) {
     std::set<std::string> with_captures = names;
     for (const auto& [name, pointer] : out.captures) {
@@ -352,7 +361,8 @@ void read_errors(const route_settings& s, spec& out) {
     return;
   }
   const json::object& o = object_at(*v, "errors");
-  only(o, {"message", "code", "ok", "policy_codes", "invalid_codes", "retry_codes", "policy_patterns"}, "errors");
+  only(o, {"message", "code", "ok", "policy_codes", "invalid_codes", "retry_codes", "policy_patterns"},
+       "errors");
   out.errors.message = pointer_at(o, "message", "errors");
   out.errors.code = pointer_at(o, "code", "errors");
   out.errors.ok = texts_at(o, "ok", "errors");
@@ -450,7 +460,8 @@ header_list static_auth_headers(const route_settings& settings) {
   }
   if (type == "header") {
     const json::object& o = v->as_object();
-    const std::string name = o.contains("name") && o.at("name").is_string() ? std::string(o.at("name").as_string()) : "";
+    const std::string name =
+        o.contains("name") && o.at("name").is_string() ? std::string(o.at("name").as_string()) : "";
     const std::string prefix =
         o.contains("prefix") && o.at("prefix").is_string() ? std::string(o.at("prefix").as_string()) : "";
     return name.empty() ? header_list{} : header_list{{name, prefix + settings.api_key}};

@@ -73,9 +73,9 @@ struct spec {
   std::string interval_header;  ///< a poll answer header giving the next poll's delay in milliseconds
   std::string status_pointer;
   std::map<std::string, task_state> status_map;
-  std::string failure_pointer;                   ///< a failed job's message in the poll answer
-  std::map<std::string, std::string> captures;   ///< name → pointer in the final poll answer
-  std::optional<request_spec> result;            ///< a follow-up request for the output (MiniMax's file)
+  std::string failure_pointer;                  ///< a failed job's message in the poll answer
+  std::map<std::string, std::string> captures;  ///< name → pointer in the final poll answer
+  std::optional<request_spec> result;           ///< a follow-up request for the output (MiniMax's file)
 
   output_kind output = output_kind::url;
   std::string output_pointer;

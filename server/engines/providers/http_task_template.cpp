@@ -184,7 +184,8 @@ bool is_list_placeholder(std::string_view name) {
   return name == "image_urls" || name == "image_data_urls";
 }
 
-std::string check_template(const json::value& t, const std::set<std::string>& names, const std::string& where) {
+std::string check_template(const json::value& t, const std::set<std::string>& names,
+                           const std::string& where) {
   if (const json::object* o = t.if_object()) {
     for (const auto& [key, member] : *o) {
       if (key.find("{{") != json::string_view::npos) {

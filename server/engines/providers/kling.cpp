@@ -168,7 +168,8 @@ class kling final : public provider_adapter {
       return no_answer("kling", answer.error());
     }
     if (retryable(*answer)) {
-      return answer_failure(*answer, "kling", "looking for an earlier submission", failure_kind::internal, 5s);
+      return answer_failure(*answer, "kling", "looking for an earlier submission", failure_kind::internal,
+                            5s);
     }
     const auto parsed = answer->status == 200 ? json_of(answer->body) : std::nullopt;
     if (!parsed || code_of(*parsed) != 0 || !parsed->is_object()) {

@@ -126,7 +126,8 @@ class openai_videos final : public provider_adapter {
         std::from_chars(header.data(), header.data() + header.size(), ms).ec == std::errc{} && ms > 0) {
       // The provider's pace, but never faster than the route's own poll_interval_ms: an operator who
       // set a slow interval (many tasks in flight, docs/benchmarks.md) keeps it.
-      return std::max(settings_->poll_interval, std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000)));
+      return std::max(settings_->poll_interval,
+                      std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000)));
     }
     return settings_->poll_interval;
   }

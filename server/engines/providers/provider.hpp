@@ -55,7 +55,7 @@ struct provider_input {
 /// What an adapter is asked to run.
 struct provider_request {
   std::string task_id;
-  int attempt = 1;  ///< above 1: an earlier attempt may have submitted, its answer lost
+  int attempt = 1;              ///< above 1: an earlier attempt may have submitted, its answer lost
   std::size_t image_count = 0;  ///< the task's input images (fetched into `images` on submission only)
   task_type type = task_type::image;
   std::string prompt;
@@ -83,9 +83,9 @@ struct provider_step {
   std::string job;  ///< pending: what poll() needs (an id, or the URLs a provider returned)
   std::chrono::milliseconds delay{0};
   failure_kind failure = failure_kind::internal;
-  std::string message;  ///< failed and retry: a sentence, no secrets
-  int progress = -1;    ///< 0–100 when the provider reports it
-  std::string cost;     ///< done: what the provider says the job cost, as JSON (usage, units), or ""
+  std::string message;        ///< failed and retry: a sentence, no secrets
+  int progress = -1;          ///< 0–100 when the provider reports it
+  std::string cost;           ///< done: what the provider says the job cost, as JSON (usage, units), or ""
   bool rate_limited = false;  ///< retry: the provider answered 429 (alive, pacing us), not a failure
 
   static provider_step done(std::vector<provider_output> outputs);

@@ -72,7 +72,8 @@ checked<http_answer> provider_client::send(std::string_view method, std::string_
   }
   call.headers.insert(call.headers.end(), headers.begin(), headers.end());
   const auto started = std::chrono::steady_clock::now();
-  auto answer = http_request(call, max_bytes, settings_->request_timeout, ours ? trusted_policy_ : worker_policy_);
+  auto answer =
+      http_request(call, max_bytes, settings_->request_timeout, ours ? trusted_policy_ : worker_policy_);
   if (exchange_observer_) {
     exchange_observer_(*settings_, call, answer, std::chrono::steady_clock::now() - started);
   }

@@ -43,8 +43,9 @@ class provider_client {
 
   /// Told of every exchange of every provider client in the process (`gesso catalog try` prints them);
   /// set once, before any request, or never (workers do not).
-  using exchange_observer = std::function<void(const route_settings&, const http_call&, const checked<http_answer>&,
-                                               std::chrono::steady_clock::duration)>;
+  using exchange_observer =
+      std::function<void(const route_settings&, const http_call&, const checked<http_answer>&,
+                         std::chrono::steady_clock::duration)>;
   static void observe_exchanges(exchange_observer observer);
   std::string url_of(std::string_view target) const;
 
