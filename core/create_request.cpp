@@ -1,5 +1,6 @@
 #include "core/create_request.hpp"
 
+#include "core/json_kind.hpp"
 #include "core/utf8.hpp"
 
 #include <boost/json.hpp>
@@ -15,26 +16,6 @@ namespace {
 
 constexpr std::array<std::string_view, 4> accepted_fields = {"model_id", "prompt", "image_urls",
                                                              "aspect_ratio"};
-
-std::string_view kind_of(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return "null";
-    case json::kind::bool_:
-      return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      return "a number";
-    case json::kind::string:
-      return "a string";
-    case json::kind::array:
-      return "an array";
-    case json::kind::object:
-      return "an object";
-  }
-  return "a value";
-}
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -83,7 +64,7 @@ problem invalid(std::string message) {
 
 problem wrong_type(std::string_view field, std::string_view expected, const json::value& got) {
   return invalid("field \"" + std::string(field) + "\" must be " + std::string(expected) + ", not " +
-                 std::string(kind_of(got)));
+                 std::string(json_kind_name(got)));
 }
 
 // ASCII case-insensitive: URL schemes and media types are (RFC 3986 §3.1, RFC 2045 §5.1).
@@ -225,7 +206,8 @@ outcome<json::value> parse_body_object(std::string_view body, capped_memory* mem
   }
   const json::object* object = root.if_object();
   if (object == nullptr) {
-    return fail(errc::invalid_json, "request body must be a JSON object, not " + std::string(kind_of(root)));
+    return fail(errc::invalid_json,
+                "request body must be a JSON object, not " + std::string(json_kind_name(root)));
   }
   for (const auto& [key, value] : *object) {
     if (std::find(accepted_fields.begin(), accepted_fields.end(), key) == accepted_fields.end()) {
@@ -307,7 +289,7 @@ outcome<std::vector<std::string>> read_image_urls(const json::object& object, co
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string where = "image_urls[" + std::to_string(i) + "]";
     if (!list[i].is_string()) {
-      return invalid(where + " must be a URL string, not " + std::string(kind_of(list[i])));
+      return invalid(where + " must be a URL string, not " + std::string(json_kind_name(list[i])));
     }
     // A fragment names a part of the resource for the client; it is never sent (RFC 9110 §4.2.5).
     const std::string_view url = without_fragment(list[i].as_string());

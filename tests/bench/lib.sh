@@ -56,3 +56,36 @@ start_worker() {
   env "$@" "$bin/gesso-worker" >/dev/null 2>>"$work/worker.log" &
   pids+=($!)
 }
+
+# observe_in_flight TASKS OBSERVE_S PORT: starts a worker with its probes on PORT, waits until every one
+# of TASKS has a provider job (it was submitted upstream), then counts the worker's polls (its "waiting"
+# outcomes) over OBSERVE_S seconds. Sets submit_s, polls_before, polls_after, late (the oldest due poll's
+# wait), in_flight_gauge, rss_kib and peak_kib (VmRSS, VmHWM).
+observe_in_flight() {
+  local tasks="$1" observe="$2" port="$3"
+  GESSO_WORKER_LISTEN="127.0.0.1:$port" start_worker
+  local worker_pid=${pids[-1]}
+  metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 ~ "^"m { s += $2 } END { print s + 0 }'; }
+  local started
+  started=$(date +%s.%N)
+  while [[ $(psql_ -c "SELECT count(*) FROM tasks WHERE provider_job IS NOT NULL") -lt $tasks ]]; do
+    kill -0 "$worker_pid" 2>/dev/null || { echo "the worker exited:"; tail -5 "$work/worker.log"; exit 1; }
+    sleep 0.2
+  done
+  submit_s=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+  sleep 2
+  polls_before=$(metric 'gesso_tasks_finished_total\{.*outcome="waiting"')
+  sleep "$observe"
+  polls_after=$(metric 'gesso_tasks_finished_total\{.*outcome="waiting"')
+  in_flight_gauge=$(metric gesso_remote_tasks_in_flight)
+  late=$(metric gesso_queue_oldest_due_seconds)
+  rss_kib=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$worker_pid/status")
+  peak_kib=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$worker_pid/status")
+}
+
+# print_poll_rate TASKS POLL_MS OBSERVE_S: the polls a second observe_in_flight counted, against the rate
+# the interval asks for.
+print_poll_rate() {
+  awk -v a="$polls_before" -v b="$polls_after" -v t="$3" -v n="$1" -v p="$2" 'BEGIN {
+    printf "polls: %.0f/s; the interval asks for %.0f/s (ratio %.2f)\n", (b - a) / t, n / (p / 1000), (b - a) / t / (n / (p / 1000)) }'
+}

@@ -54,25 +54,7 @@ pgbench_ -c 8 -j 2 -t $((tasks / 8)) "${scripts[@]}" >/dev/null
 psql_ -c "UPDATE tasks SET prompt = '[fake:steps=1000000000] benchmark', deadline_at = now() + interval '1 day'" >/dev/null
 tasks=$(psql_ -c "SELECT count(*) FROM tasks")
 
-probe_port=18591
-GESSO_WORKER_LISTEN="127.0.0.1:$probe_port" start_worker
-worker_pid=${pids[-1]}
-metric() { curl -s "http://127.0.0.1:$probe_port/metrics" | awk -v m="$1" '$1 ~ "^"m { s += $2 } END { print s + 0 }'; }
-rss_kib() { awk -v f="$1" '$1 == f":" { print $2 }' "/proc/$worker_pid/status"; }
-
-started=$(date +%s.%N)
-while [[ $(psql_ -c "SELECT count(*) FROM tasks WHERE provider_job IS NOT NULL") -lt $tasks ]]; do
-  kill -0 "$worker_pid" 2>/dev/null || { echo "the worker exited:"; tail -5 "$work/worker.log"; exit 1; }
-  sleep 0.2
-done
-submit_s=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
-sleep 2
-polls_before=$(metric 'gesso_tasks_finished_total\{.*outcome="waiting"')
-sleep "$observe"
-polls_after=$(metric 'gesso_tasks_finished_total\{.*outcome="waiting"')
-late=$(metric gesso_queue_oldest_due_seconds)
-rss=$(rss_kib VmRSS)
-peak=$(rss_kib VmHWM)
+observe_in_flight "$tasks" "$observe" 18591
 failed=$(psql_ -c "SELECT count(*) FROM tasks WHERE status = 4")
 
 echo "Gesso provider in-flight benchmark: $tasks tasks on ${#engines[@]} async engines, poll every ${poll_ms} ms, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -80,7 +62,6 @@ awk -v n="$tasks" -v s="$submit_s" 'BEGIN { printf "submitted to the providers: 
 echo "in flight by model (database, status 1-2 with a provider job):"
 psql_ -c "SELECT '  ' || model_id || ': ' || count(*) FROM tasks WHERE status IN (1, 2) AND provider_job IS NOT NULL GROUP BY model_id ORDER BY model_id"
 echo "failed: $failed; the fake's own count of jobs it holds: $(curl -s "$fake/stats")"
-awk -v a="$polls_before" -v b="$polls_after" -v t="$observe" -v n="$tasks" -v p="$poll_ms" 'BEGIN {
-  printf "polls: %.0f/s; the interval asks for %.0f/s (ratio %.2f)\n", (b - a) / t, n / (p / 1000), (b - a) / t / (n / (p / 1000)) }'
+print_poll_rate "$tasks" "$poll_ms" "$observe"
 echo "oldest due poll waiting: ${late} s"
-awk -v r="$rss" -v h="$peak" 'BEGIN { printf "worker memory: resident %.1f MiB, peak %.1f MiB; ceiling 256 MiB (peak/ceiling %.2f)\n", r / 1024, h / 1024, h / 1024 / 256 }'
+awk -v r="$rss_kib" -v h="$peak_kib" 'BEGIN { printf "worker memory: resident %.1f MiB, peak %.1f MiB; ceiling 256 MiB (peak/ceiling %.2f)\n", r / 1024, h / 1024, h / 1024 / 256 }'

@@ -25,30 +25,12 @@ make_accounts 64
 create_script "$work/create.sql" 64 bench-remote 1
 pgbench_ -c 8 -j 2 -t $((tasks / 8)) -f "$work/create.sql" >/dev/null
 
-probe_port=18590
-GESSO_WORKER_LISTEN="127.0.0.1:$probe_port" start_worker
-worker_pid=${pids[-1]}
-metric() { curl -s "http://127.0.0.1:$probe_port/metrics" | awk -v m="$1" '$1 ~ "^"m { s += $2 } END { print s + 0 }'; }
-rss_kib() { awk -v f="$1" '$1 == f":" { print $2 }' "/proc/$worker_pid/status"; }
-
-started=$(date +%s.%N)
-while [[ $(psql_ -c "SELECT count(*) FROM tasks WHERE provider_job IS NOT NULL") -lt $tasks ]]; do sleep 0.2; done
-submit_s=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
-# The worker now polls: count its "waiting" outcomes (each one poll) over the observation window.
-sleep 2
-polls_before=$(metric 'gesso_tasks_finished_total\{.*outcome="waiting"')
-sleep "$observe"
-polls_after=$(metric 'gesso_tasks_finished_total\{.*outcome="waiting"')
-in_flight=$(metric gesso_remote_tasks_in_flight)
-late=$(metric gesso_queue_oldest_due_seconds)
-rss=$(rss_kib VmRSS)
-peak=$(rss_kib VmHWM)
+observe_in_flight "$tasks" "$observe" 18590
 held=$(psql_ -c "SELECT count(*) FROM tasks WHERE status IN (1, 2) AND provider_job IS NOT NULL")
 
 echo "Gesso remote in-flight benchmark: $tasks tasks, poll every ${poll_ms} ms, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)"
 awk -v n="$tasks" -v s="$submit_s" 'BEGIN { printf "submitted upstream: %d tasks in %.2f s (%.0f/s)\n", n, s, n / s }'
-echo "in flight (database): $held; the worker's gauge says $in_flight"
-awk -v a="$polls_before" -v b="$polls_after" -v t="$observe" -v n="$tasks" -v p="$poll_ms" 'BEGIN {
-  printf "polls: %.0f/s; the interval asks for %.0f/s (ratio %.2f)\n", (b - a) / t, n / (p / 1000), (b - a) / t / (n / (p / 1000)) }'
+echo "in flight (database): $held; the worker's gauge says $in_flight_gauge"
+print_poll_rate "$tasks" "$poll_ms" "$observe"
 echo "oldest due poll waiting: ${late} s"
-awk -v r="$rss" -v h="$peak" 'BEGIN { printf "worker memory: resident %.1f MiB, peak %.1f MiB (aim < 256 MiB)\n", r / 1024, h / 1024 }'
+awk -v r="$rss_kib" -v h="$peak_kib" 'BEGIN { printf "worker memory: resident %.1f MiB, peak %.1f MiB (aim < 256 MiB)\n", r / 1024, h / 1024 }'

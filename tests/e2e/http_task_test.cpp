@@ -109,13 +109,7 @@ BOOST_AUTO_TEST_CASE(every_worked_configuration_turns_a_task_into_a_video_copied
 }
 
 BOOST_AUTO_TEST_CASE(each_failure_ends_at_4_refunded_once_with_its_kind_and_a_clear_message) {
-  struct expected {
-    std::string model_id;
-    std::string prompt;
-    std::string kind;
-    std::string message;  ///< a part of the task's error
-  };
-  const std::vector<expected> cases{
+  expect_failures({
       // The built-in ark and kling cases, on their http-task configurations.
       {"ark-ht", "[fake:policy] sensitive", "content_policy", "InputTextSensitiveContentDetected"},
       {"ark-ht", "[fake:fail] internal", "provider_unavailable", "the job failed"},
@@ -135,26 +129,7 @@ BOOST_AUTO_TEST_CASE(each_failure_ends_at_4_refunded_once_with_its_kind_and_a_cl
        "http-task routes[0]: the poll answer's /outputs is missing (settings.output.urls)"},
       {"runway-unmapped", "fine", "internal",
        "/status is \"RUNNING\", which settings.poll.status_map does not name"},
-  };
-  std::vector<std::string> ids;
-  for (const auto& c : cases) {
-    ids.push_back(create(c.model_id, c.prompt));
-  }
-  std::int64_t charged = 0;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    BOOST_TEST_CONTEXT(cases[i].model_id << ": " << cases[i].prompt) {
-      BOOST_TEST(finish(ids[i]).statuses.back() == 4);
-      const json::object task = details(ids[i]);
-      BOOST_TEST(task.at("error_kind").as_string() == cases[i].kind, json::serialize(task));
-      BOOST_TEST(std::string(task.at("error").as_string()).find(cases[i].message) != std::string::npos,
-                 json::serialize(task));
-      charged += task.at("credits").as_int64();
-    }
-  }
-  const json::object shown = account_show(account.id);
-  BOOST_TEST(shown.at("balance").as_int64() == 10'000);
-  BOOST_TEST(shown.at("refunded").as_int64() == charged);
-  BOOST_TEST(shown.at("consistent").as_bool());
+  });
 }
 
 BOOST_AUTO_TEST_CASE(rate_limits_in_an_envelope_or_a_429_are_waited_out) {

@@ -194,6 +194,37 @@ struct providers_fixture {
     return json::parse(gesso_cli({"task", "show", id, "--json"}).out).as_object();
   }
 
+  struct failure_case {
+    std::string model_id;
+    std::string prompt;
+    std::string kind;
+    std::string message = {};  ///< a part of the task's error
+  };
+
+  /// Creates every case's task, then checks each ends at 4 with its kind (and message), and that the
+  /// account got back exactly what they were charged: refunded once each, balance whole.
+  void expect_failures(const std::vector<failure_case>& cases) {
+    std::vector<std::string> ids;
+    for (const auto& c : cases) {
+      ids.push_back(create(c.model_id, c.prompt));
+    }
+    std::int64_t charged = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      BOOST_TEST_CONTEXT(cases[i].model_id << ": " << cases[i].prompt) {
+        BOOST_TEST(finish(ids[i]).statuses.back() == 4);
+        const json::object task = details(ids[i]);
+        BOOST_TEST(task.at("error_kind").as_string() == cases[i].kind, json::serialize(task));
+        BOOST_TEST(std::string(task.at("error").as_string()).find(cases[i].message) != std::string::npos,
+                   json::serialize(task));
+        charged += task.at("credits").as_int64();
+      }
+    }
+    const json::object shown = account_show(account.id);
+    BOOST_TEST(shown.at("balance").as_int64() == 10'000);
+    BOOST_TEST(shown.at("refunded").as_int64() == charged);
+    BOOST_TEST(shown.at("consistent").as_bool());
+  }
+
   poll_result finish(const std::string& id) {
     try {
       return poll_until_final(server->client(), account.key, id, 60s);

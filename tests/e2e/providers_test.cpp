@@ -62,12 +62,7 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
 }
 
 BOOST_AUTO_TEST_CASE(each_failure_ends_at_4_refunded_once_with_its_kind) {
-  struct expected {
-    std::string model_id;
-    std::string prompt;
-    std::string kind;
-  };
-  const std::vector<expected> cases{
+  expect_failures({
       {"openai-image", "[fake:policy] a riot", "content_policy"},
       {"openai-image", "[fake:invalid] long", "invalid_input"},
       {"replicate-image", "[fake:policy] gore", "content_policy"},
@@ -95,24 +90,7 @@ BOOST_AUTO_TEST_CASE(each_failure_ends_at_4_refunded_once_with_its_kind) {
       {"kling-wrong-secret", "signed badly", "provider_unavailable"},
       {"comfy-image", "[fake:fail] oom", "provider_unavailable"},
       {"comfy-image", "[fake:policy] nsfw", "content_policy"},
-  };
-  std::vector<std::string> ids;
-  for (const auto& c : cases) {
-    ids.push_back(create(c.model_id, c.prompt));
-  }
-  std::int64_t charged = 0;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    BOOST_TEST_CONTEXT(cases[i].model_id << ": " << cases[i].prompt) {
-      BOOST_TEST(finish(ids[i]).statuses.back() == 4);
-      const json::object task = details(ids[i]);
-      BOOST_TEST(task.at("error_kind").as_string() == cases[i].kind, json::serialize(task));
-      charged += task.at("credits").as_int64();
-    }
-  }
-  const json::object shown = account_show(account.id);
-  BOOST_TEST(shown.at("balance").as_int64() == 10'000);
-  BOOST_TEST(shown.at("refunded").as_int64() == charged);
-  BOOST_TEST(shown.at("consistent").as_bool());
+  });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,7 @@
 #include "server/engines/providers/http_task_answers.hpp"
 
 #include "core/base64.hpp"
+#include "core/json_kind.hpp"
 
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/json.hpp>
@@ -230,7 +231,7 @@ provider_step answer_reader::mismatch(std::string_view step, const std::string& 
       failure_kind::internal,
       label_ + ": the " + std::string(step) + " answer's " + (pointer.empty() ? "root" : pointer) +
           (found == nullptr ? " is missing"
-                            : " is " + std::string(kind_name(*found)) + ", not " + std::string(wanted)) +
+                            : " is " + std::string(json_kind_name(*found)) + ", not " + std::string(wanted)) +
           " (settings." + setting + ")");
 }
 

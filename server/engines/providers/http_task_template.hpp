@@ -55,7 +55,5 @@ bool valid_pointer(std::string_view pointer);
 const boost::json::value* find(const boost::json::value& answer, std::string_view pointer);
 /// A string or number as text; nothing for other kinds.
 std::optional<std::string> text_of(const boost::json::value& v);
-/// A JSON kind in words ("an object", "null", …), for messages.
-std::string_view kind_name(const boost::json::value& v);
 
 }  // namespace gesso::engines::http_task
