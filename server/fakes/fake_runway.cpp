@@ -41,10 +41,13 @@ fake_response create(fake_world& world, const fake_request& r, bool with_image) 
   boost::system::error_code ec;
   const json::value body = json::parse(r.body, ec);
   const json::object* o = ec ? nullptr : body.if_object();
-  if (o == nullptr || !o->contains("model") || !o->contains("promptText") ||
-      !o->at("promptText").is_string()) {
-    return json_response(400,
-                         error_body(400, "Validation of body failed: model and promptText are required"));
+  // promptText is what a text task is made of; with an image it is optional.
+  const json::value* prompt_text = o != nullptr ? o->if_contains("promptText") : nullptr;
+  if (o == nullptr || !o->contains("model") || (prompt_text != nullptr && !prompt_text->is_string()) ||
+      (!with_image && prompt_text == nullptr)) {
+    return json_response(400, error_body(400,
+                                         "Validation of body failed: model (and, without an image, "
+                                         "promptText) is required"));
   }
   if (with_image) {
     const json::value* image = o->if_contains("promptImage");
@@ -64,7 +67,7 @@ fake_response create(fake_world& world, const fake_request& r, bool with_image) 
       d != nullptr && !(d->is_int64() && (*d == 5 || *d == 10))) {
     return json_response(400, error_body(400, "Validation of body failed: duration must be 5 or 10"));
   }
-  const std::string prompt(o->at("promptText").as_string());
+  const std::string prompt = prompt_text != nullptr ? std::string(prompt_text->as_string()) : "";
   if (auto fault = create_fault(world, "runway", prompt, error_body)) {
     return *fault;
   }

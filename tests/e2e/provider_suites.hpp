@@ -18,10 +18,11 @@ namespace gesso::testing::provider_suites {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-inline json::value route(const std::string& engine, const std::string& base_url, json::object extra = {}) {
+inline json::value route(const std::string& engine, const std::string& base_url, json::object extra = {},
+                         int priority = 1) {
   extra["base_url"] = base_url;
   extra["poll_interval_ms"] = 100;
-  return json::object{{"engine", engine}, {"settings", std::move(extra)}};
+  return json::object{{"engine", engine}, {"priority", priority}, {"settings", std::move(extra)}};
 }
 
 inline json::object model(const char* type, int price, json::array routes, json::object extra = {}) {
@@ -71,13 +72,7 @@ inline std::string provider_catalog(const std::string& fake) {
                                               {{"base_url", "http://127.0.0.1:1"},
                                                {"api_key_env", "FAKE_OPENAI_KEY"},
                                                {"request_timeout_ms", 500}}}},
-                                json::object{{"engine", "fal"},
-                                             {"priority", 2},
-                                             {"settings",
-                                              {{"base_url", fake + "/fal"},
-                                               {"api_key_env", "FAKE_FAL_KEY"},
-                                               {"model", "fal-ai/flux/dev"},
-                                               {"poll_interval_ms", 100}}}}})},
+                                route("fal", fake + "/fal", fal_image, 2)})},
       {"openai-video",
        model("video", 15, {route("openai-videos", fake + "/openai", {{"api_key_env", "FAKE_OPENAI_KEY"}})},
              {{"duration_seconds", 4}})},
@@ -129,19 +124,9 @@ inline std::string provider_catalog(const std::string& fake) {
                                      {"model", "fal-ai/flux/schnell"},
                                      {"max_concurrency", 2}})})},
       // A primary that errs five times and then recovers, before a working secondary.
-      {"circuit-image",
-       model(
-           "image", 3,
-           {json::object{{"engine", "openai-images"},
-                         {"priority", 1},
-                         {"settings", {{"base_url", fake + "/openai"}, {"api_key_env", "FAKE_OPENAI_KEY"}}}},
-            json::object{{"engine", "fal"},
-                         {"priority", 2},
-                         {"settings",
-                          {{"base_url", fake + "/fal"},
-                           {"api_key_env", "FAKE_FAL_KEY"},
-                           {"model", "fal-ai/flux/dev"},
-                           {"poll_interval_ms", 100}}}}})},
+      {"circuit-image", model("image", 3,
+                              {route("openai-images", fake + "/openai", {{"api_key_env", "FAKE_OPENAI_KEY"}}),
+                               route("fal", fake + "/fal", fal_image, 2)})},
       // A provider that never finishes within the deadline: the task fails, and the job is cancelled there.
       {"slow-fal",
        model("image", 2,

@@ -133,8 +133,11 @@ class http_task_adapter : public provider_adapter {
       body = json::serialize(render(*req.body, values));
       headers.emplace_back("Content-Type", "application/json");
     }
-    return client_->send(req.method, target, std::move(headers), std::move(body),
-                         client_->inline_answer_bytes());
+    // An answer is read up to 4 MiB, or, when the route's output is base64 inside an answer, up to
+    // max_output_bytes × 4/3 + 64 KiB (docs/engines.md#http-task): a URL-output route never buffers more.
+    const std::size_t most =
+        spec_.output == output_kind::base64 ? client_->inline_answer_bytes() : 4 * 1024 * 1024;
+    return client_->send(req.method, target, std::move(headers), std::move(body), most);
   }
 
   const route_settings* settings_;

@@ -130,13 +130,7 @@ provider_step answer_reader::output_of(const json::value& body, std::string_view
 }
 
 std::chrono::milliseconds answer_reader::next_poll(const http_answer& a) const {
-  const std::string header = spec_->interval_header.empty() ? "" : header_value(a, spec_->interval_header);
-  std::int64_t ms = 0;
-  if (!header.empty() &&
-      std::from_chars(header.data(), header.data() + header.size(), ms).ec == std::errc{} && ms > 0) {
-    return std::max(poll_interval_, std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000)));
-  }
-  return poll_interval_;
+  return poll_delay(a, spec_->interval_header, poll_interval_);
 }
 
 std::pair<std::string, std::string> answer_reader::error_of(const json::value* body) const {

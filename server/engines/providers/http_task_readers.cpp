@@ -29,7 +29,7 @@ const json::object& object_at(const json::value& v, const std::string& field) {
 }
 
 // Refuses a member of `o` that is not one of `known`.
-void only(const json::object& o, std::initializer_list<std::string_view> known, const std::string& field) {
+void only(const json::object& o, std::span<const std::string_view> known, const std::string& field) {
   for (const auto& [key, value] : o) {
     if (std::find(known.begin(), known.end(), std::string_view(key)) == known.end()) {
       std::string names;
@@ -109,15 +109,7 @@ request_spec read_request(const json::value& v, const std::string& field, const 
                           std::string default_method) {
   const json::object& o = object_at(v, field);
   also.insert(also.begin(), {"method", "path", "headers", "body"});
-  for (const auto& [key, value] : o) {
-    if (std::find(also.begin(), also.end(), std::string_view(key)) == also.end()) {
-      std::string known;
-      for (const auto k : also) {
-        known += (known.empty() ? "" : ", ") + std::string(k);
-      }
-      refuse(field + "." + std::string(key), "is unknown (known: " + known + ")");
-    }
-  }
+  only(o, also, field);
   request_spec r;
   if (base != nullptr) {
     r = *base;

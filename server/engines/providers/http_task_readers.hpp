@@ -9,6 +9,7 @@
 
 #include <initializer_list>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,8 +21,11 @@ namespace gesso::engines::http_task {
 [[noreturn]] void refuse(const std::string& field, const std::string& why);
 const boost::json::object& object_at(const boost::json::value& v, const std::string& field);
 /// Refuses a member of `o` that is not one of `known`.
-void only(const boost::json::object& o, std::initializer_list<std::string_view> known,
-          const std::string& field);
+void only(const boost::json::object& o, std::span<const std::string_view> known, const std::string& field);
+inline void only(const boost::json::object& o, std::initializer_list<std::string_view> known,
+                 const std::string& field) {
+  only(o, std::span<const std::string_view>(known.begin(), known.size()), field);
+}
 std::string text_at(const boost::json::object& o, std::string_view key, const std::string& field,
                     std::string fallback, bool required = false);
 /// A member that must be a JSON Pointer (RFC 6901).

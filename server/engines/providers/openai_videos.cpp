@@ -98,7 +98,10 @@ class openai_videos final : public provider_adapter {
           o != nullptr && o->contains("progress") && o->at("progress").is_int64()) {
         progress = static_cast<int>(o->at("progress").as_int64());
       }
-      return provider_step::pending(id, poll_after(a), progress);
+      // The pace openai-poll-after-ms asks, never faster than the route's poll_interval_ms (an operator who
+      // set a slow interval for many tasks in flight keeps it, docs/benchmarks.md).
+      return provider_step::pending(id, poll_delay(a, "openai-poll-after-ms", settings_->poll_interval),
+                                    progress);
     }
     if (status == "failed") {
       const std::string code = string_at(video, {"error", "code"});
@@ -116,20 +119,6 @@ class openai_videos final : public provider_adapter {
         {provider_output{.bytes = {},
                          .url = client_->url_of("/v1/videos/" + id + "/content?variant=video"),
                          .with_auth = true}});
-  }
-
-  // The pace the answer asks for (openai-poll-after-ms), else the route's.
-  std::chrono::milliseconds poll_after(const http_answer& a) const {
-    const std::string header = header_value(a, "openai-poll-after-ms");
-    std::int64_t ms = 0;
-    if (!header.empty() &&
-        std::from_chars(header.data(), header.data() + header.size(), ms).ec == std::errc{} && ms > 0) {
-      // The provider's pace, but never faster than the route's own poll_interval_ms: an operator who
-      // set a slow interval (many tasks in flight, docs/benchmarks.md) keeps it.
-      return std::max(settings_->poll_interval,
-                      std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000)));
-    }
-    return settings_->poll_interval;
   }
 
   static provider_step failure(const http_answer& a, const std::optional<json::value>& body) {

@@ -150,6 +150,17 @@ std::optional<std::chrono::milliseconds> retry_after(const http_answer& answer) 
   return from_http_date(after);
 }
 
+std::chrono::milliseconds poll_delay(const http_answer& answer, std::string_view header,
+                                     std::chrono::milliseconds floor) {
+  const std::string value = header.empty() ? "" : header_value(answer, header);
+  std::int64_t ms = 0;
+  if (!value.empty() && std::from_chars(value.data(), value.data() + value.size(), ms).ec == std::errc{} &&
+      ms > 0) {
+    return std::max(floor, std::chrono::milliseconds(std::min<std::int64_t>(ms, 600'000)));
+  }
+  return floor;
+}
+
 bool retryable(const http_answer& answer) {
   const std::string should = header_value(answer, "x-should-retry");
   if (should == "true") {

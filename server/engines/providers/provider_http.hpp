@@ -65,6 +65,11 @@ std::string header_value(const http_answer& answer, std::string_view name);
 /// The wait a provider asks for: `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date.
 std::optional<std::chrono::milliseconds> retry_after(const http_answer& answer);
 
+/// The delay before the next poll: the provider's `header` (milliseconds, at most 10 min) when it gives
+/// one, but never sooner than `floor` (the route's poll_interval_ms); `floor` otherwise.
+std::chrono::milliseconds poll_delay(const http_answer& answer, std::string_view header,
+                                     std::chrono::milliseconds floor);
+
 /// 408, 409, 429 and 5xx are worth retrying (the official SDKs agree), unless `x-should-retry: false`;
 /// `x-should-retry: true` makes any status retryable.
 bool retryable(const http_answer& answer);
