@@ -51,8 +51,8 @@ RETURNING id
 const std::string end_leases_head = R"sql(
 WITH r AS (
     SELECT * FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::bigint[], $9::text[], $10::text[])
-           AS r (id, token, kind, image, video, audio, error, delay_ms, provider_job, failure)
+                         $8::bigint[], $9::text[], $10::text[], $11::int[])
+           AS r (id, token, kind, image, video, audio, error, delay_ms, provider_job, failure, progress)
 ), ended AS (
     UPDATE tasks t SET
         status = CASE r.kind WHEN 0 THEN 3 WHEN 1 THEN 4 ELSE t.status END,
@@ -67,6 +67,8 @@ WITH r AS (
         attempts = CASE WHEN r.kind IN (3, 4) THEN t.attempts - 1 ELSE t.attempts END,
         error_kind = CASE r.kind WHEN 0 THEN NULL WHEN 1 THEN coalesce(nullif(r.failure, ''), 'internal')
                                  ELSE t.error_kind END,
+        progress = CASE WHEN r.kind = 0 THEN 100 WHEN r.kind = 3 AND r.progress BETWEEN 0 AND 100 THEN r.progress
+                        ELSE t.progress END,
         -- A wait with no job (a route at its max_concurrency) clears it: the next claim submits.
         provider_job = CASE WHEN r.kind = 3 THEN nullif(r.provider_job, '')
                             WHEN r.kind IN (0, 1) AND r.provider_job <> '' THEN r.provider_job
@@ -264,12 +266,13 @@ lease_end lease_end::retry(std::string task_id, std::string lease_token, std::st
 }
 
 lease_end lease_end::wait(std::string task_id, std::string lease_token, std::string provider_job,
-                          std::chrono::milliseconds delay) {
+                          std::chrono::milliseconds delay, int progress) {
   return {.how = kind::wait,
           .task_id = std::move(task_id),
           .lease_token = std::move(lease_token),
           .delay = delay,
-          .provider_job = std::move(provider_job)};
+          .provider_job = std::move(provider_job),
+          .progress = progress};
 }
 
 lease_end lease_end::give_back(std::string task_id, std::string lease_token) {
@@ -322,11 +325,13 @@ std::vector<bool> end_leases(connection_pool& pool, const std::vector<lease_end>
       array_literal(ends, [](const lease_end& e) { return text(std::to_string(e.delay.count())); });
   const std::string jobs = array_literal(ends, [](const lease_end& e) { return text(e.provider_job); });
   const std::string failures = array_literal(ends, [](const lease_end& e) { return text(e.failure); });
+  const std::string progress =
+      array_literal(ends, [](const lease_end& e) { return text(std::to_string(e.progress)); });
   const std::set<std::string> applied = detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);  // one statement: it commits on its own
     std::set<std::string> out;
     for (const auto& row : tx.exec_prepared(end_leases_statement.name, ids, tokens, kinds, images, videos,
-                                            audios, errors, delays, jobs, failures)) {
+                                            audios, errors, delays, jobs, failures, progress)) {
       out.insert(row[0].c_str());
     }
     return out;

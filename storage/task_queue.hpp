@@ -67,6 +67,7 @@ struct lease_end {
   std::string provider_job = {};       ///< wait: the provider's job, polled by the next claim; succeeded and
                                        ///< failed: when set, recorded on the task (route, model, job)
   std::string failure = {};            ///< failed: the kind (docs/api.md#failures); "" is internal
+  int progress = -1;                   ///< wait: 0–100 when the provider reported it
 
   static lease_end succeeded(std::string task_id, std::string lease_token, task_outputs outputs);
   static lease_end failed(std::string task_id, std::string lease_token, std::string error,
@@ -74,7 +75,7 @@ struct lease_end {
   static lease_end retry(std::string task_id, std::string lease_token, std::string error,
                          std::chrono::milliseconds delay);
   static lease_end wait(std::string task_id, std::string lease_token, std::string provider_job,
-                        std::chrono::milliseconds delay);
+                        std::chrono::milliseconds delay, int progress = -1);
   static lease_end give_back(std::string task_id, std::string lease_token);
 };
 

@@ -37,7 +37,8 @@ SELECT (SELECT account_id FROM key),
 // Columns as read_task reads them.
 const detail::statement find_statement{"find_task", R"sql(
 SELECT k.account_id, t.id, t.model_id, t.task_type, t.status, t.credits,
-       floor(extract(epoch FROM t.created_at))::bigint, t.image_object, t.video_object, t.audio_object, t.error
+       floor(extract(epoch FROM t.created_at))::bigint, t.image_object, t.video_object, t.audio_object, t.error,
+       t.error_kind, t.progress, floor(extract(epoch FROM t.finished_at))::bigint
 FROM api_keys k
 LEFT JOIN tasks t ON t.id = $2 AND t.account_id = k.account_id
 WHERE k.key_hash = $1 AND k.revoked_at IS NULL
@@ -63,6 +64,13 @@ task_record read_task(const pqxx::row& row) {
   t.video_object = detail::optional_text(row[8]);
   t.audio_object = detail::optional_text(row[9]);
   t.error = detail::optional_text(row[10]);
+  t.error_kind = detail::optional_text(row[11]);
+  if (!row[12].is_null()) {
+    t.progress = row[12].as<int>();
+  }
+  if (!row[13].is_null()) {
+    t.finished_at = row[13].as<std::int64_t>();
+  }
   return t;
 }
 

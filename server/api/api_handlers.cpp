@@ -1,5 +1,6 @@
 #include "server/api/api_handlers.hpp"
 
+#include "core/client_error.hpp"
 #include "core/create_request.hpp"
 #include "core/ids.hpp"
 #include "core/media_url.hpp"
@@ -33,6 +34,29 @@ json::value media_url(const media_links& links, const std::optional<std::string>
   return json::value(links.public_url + sign_media_path(links.signing_key, *object, expires));
 }
 
+// Why a failed task failed (docs/api.md#failures); null for any other task.
+json::value error_json(const task_record& t) {
+  if (t.status != task_status::failed) {
+    return nullptr;
+  }
+  const std::optional<std::string_view> kind =
+      t.error_kind ? std::optional<std::string_view>(*t.error_kind) : std::nullopt;
+  return json::object{{"kind", kind.value_or("internal")},
+                      {"message", client_failure_message(kind, t.error.value_or(""))}};
+}
+
+// 0 while queued, 100 once succeeded, otherwise what the provider last reported (null: not known).
+json::value progress_json(const task_record& t) {
+  if (t.status == task_status::queued) {
+    return 0;
+  }
+  if (t.status == task_status::succeeded) {
+    return 100;
+  }
+  return t.progress ? json::value(*t.progress) : json::value(nullptr);
+}
+
+// The spec's fields first, in its order and unchanged; the fields added beside them follow.
 json::value task_json(const task_record& t, const media_links& links) {
   return json::object{
       {"task_id", t.id},
@@ -44,6 +68,9 @@ json::value task_json(const task_record& t, const media_links& links) {
       {"audio_url", media_url(links, t.audio_object)},
       {"credits", t.credits},
       {"created_at", t.created_at},
+      {"error", error_json(t)},
+      {"progress", progress_json(t)},
+      {"finished_at", t.finished_at ? json::value(*t.finished_at) : json::value(nullptr)},
   };
 }
 

@@ -78,6 +78,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     const std::string where = "image_urls[" + std::to_string(i) + "]";
     if (bytes_left == 0) {
       out.result = engine_outcome::kind::failed;
+      out.failure = "invalid_input";
       out.error = where + " was not fetched: the task's input images passed " +
                   std::to_string(input_limits::bytes_per_task) + " bytes in all";
       return out;
@@ -87,6 +88,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
     auto bytes = fetch_input(job.image_urls[i], fetching);
     if (!bytes) {
       out.result = engine_outcome::kind::failed;
+      out.failure = "invalid_input";
       out.error = where + " could not be fetched: " + bytes.error().reason;
       return out;
     }
@@ -95,6 +97,7 @@ engine_outcome builtin_engine::run(const engine_job& job, media_store& media) {
         decode_image(*bytes, {.cover_width = width, .cover_height = height, .pixels_left = &pixels_left});
     if (!decoded) {
       out.result = engine_outcome::kind::failed;
+      out.failure = "invalid_input";
       out.error = where + " is not a usable image: " + decoded.error().reason;
       return out;
     }

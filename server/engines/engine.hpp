@@ -49,6 +49,7 @@ struct engine_outcome {
   std::string error;                        ///< for failed and retry: a sentence for the client
   std::string failure;                      ///< for failed and retry: the kind (docs/api.md#failures), or ""
   std::chrono::milliseconds delay{0};       ///< for retry and waiting
+  int progress = -1;                        ///< for waiting: 0–100 when the provider reported it
   std::optional<std::string> provider_job;  ///< for waiting: remember the provider's job; otherwise, when
                                             ///< set, recorded on the task (route, upstream model and job)
 };

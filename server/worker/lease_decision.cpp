@@ -48,7 +48,7 @@ storage::lease_end decide_lease_end(const storage::claimed_task& task, const eng
                                        std::max(outcome.delay, retry_backoff(task.attempt, jitter)));
     case kind::waiting:
       return storage::lease_end::wait(task.id, task.lease_token, outcome.provider_job.value_or(""),
-                                      outcome.delay);
+                                      outcome.delay, outcome.progress);
   }
   return storage::lease_end::failed(task.id, task.lease_token, "the engine ended in an unknown way");
 }

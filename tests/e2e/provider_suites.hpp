@@ -202,6 +202,16 @@ struct providers_fixture {
         BOOST_TEST(std::string(task.at("error").as_string()).find(cases[i].message) != std::string::npos,
                    json::serialize(task));
         charged += task.at("credits").as_int64();
+        // What the client sees: the same kind, a message without the fakes' loopback addresses or ports.
+        const auto queried = server->client().query(account.key, ids[i]);
+        const json::value answer = queried.json();
+        const json::object& data = answer.at("data").as_object();
+        BOOST_TEST(data.at("error").at("kind").as_string() == cases[i].kind, queried.body);
+        const std::string message(data.at("error").at("message").as_string());
+        BOOST_TEST(!message.empty());
+        BOOST_TEST(message.find("127.0.0.1") == std::string::npos, message);
+        BOOST_TEST(message.find("localhost") == std::string::npos, message);
+        BOOST_TEST(data.at("finished_at").as_int64() >= data.at("created_at").as_int64());
       }
     }
     const json::object shown = account_show(account.id);

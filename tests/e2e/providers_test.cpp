@@ -53,6 +53,14 @@ BOOST_AUTO_TEST_CASE(every_engine_turns_a_task_into_media_copied_into_gesso) {
       const auto probe =
           ffprobe(temporary_file(fetch(std::string(done.data.at("video_url").as_string())).body, ".mp4"));
       BOOST_TEST(std::string(probe.at("streams").as_array()[0].at("codec_name").as_string()) == "h264");
+      // Progress only moves forward, from 0 while queued to 100 once done.
+      BOOST_TEST(std::is_sorted(done.progress.begin(), done.progress.end()));
+      BOOST_TEST(done.progress.back() == 100);
+      if (model_id == "openai-video") {  // the one provider here that reports it while running
+        BOOST_TEST(std::any_of(done.progress.begin(), done.progress.end(),
+                               [](std::int64_t p) { return p > 0 && p < 100; }),
+                   "progress seen: " << done.progress.size() << " values");
+      }
       if (model_id == "ark-video" || model_id == "kling-video" || model_id == "kling-text") {
         // What the provider says the job cost is kept with the job.
         BOOST_TEST(json::parse(details(id).at("provider_job").as_string()).as_object().contains("cost"));

@@ -123,6 +123,7 @@ process_memory memory_of(int pid);
 /// Polls a task until it is final (3 or 4), returning every task_status seen in order and the last data.
 struct poll_result {
   std::vector<int> statuses;
+  std::vector<std::int64_t> progress;  ///< each non-null progress value seen, in order, repeats dropped
   boost::json::object data;
 };
 poll_result poll_until_final(const http_client& client, const std::string& key, const std::string& task_id,

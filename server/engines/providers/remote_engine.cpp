@@ -322,6 +322,7 @@ engine_outcome provider_engine::finish(const engine_job& job, std::size_t route_
     case provider_step::kind::pending:
       out.result = engine_outcome::kind::waiting;
       out.delay = step.delay;
+      out.progress = step.progress;
       return out;
     case provider_step::kind::failed:
     case provider_step::kind::retry:
