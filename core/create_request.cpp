@@ -1,5 +1,6 @@
 #include "core/create_request.hpp"
 
+#include "core/hmac.hpp"
 #include "core/json_kind.hpp"
 #include "core/utf8.hpp"
 
@@ -144,6 +145,14 @@ json::value parse_capped(std::string_view body, capped_memory* memory, boost::sy
 }
 
 }  // namespace
+
+std::string request_fingerprint(const create_request& request) {
+  json::array urls;
+  for (const auto& url : request.image_urls) {
+    urls.emplace_back(url);
+  }
+  return sha256_hex(json::serialize(json::array{request.model->id, request.prompt, request.aspect_ratio, urls}));
+}
 
 bool is_data_url(std::string_view url) {
   return starts_with_ignoring_case(url, "data:");

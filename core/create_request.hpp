@@ -35,6 +35,10 @@ struct create_request {
 outcome<create_request> parse_create_request(std::string_view body, const catalog& models,
                                              const fetch_policy& fetching = {});
 
+/// SHA-256 (hex) of the validated request with its defaults applied: two bodies that ask for the same
+/// task (members in another order, an omitted default) have the same fingerprint (Idempotency-Key).
+std::string request_fingerprint(const create_request& request);
+
 /// Checks one image_urls entry: an http(s) URL or a base64 data: URL of a PNG, JPEG or WebP image,
 /// and not an address that `fetching` refuses. Returns an empty string when it is acceptable,
 /// otherwise the reason.

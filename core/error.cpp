@@ -42,6 +42,12 @@ class category final : public boost::system::error_category {
         return "unavailable";
       case errc::not_implemented:
         return "not implemented";
+      case errc::conflict:
+        return "conflict";
+      case errc::unprocessable:
+        return "unprocessable";
+      case errc::rate_limited:
+        return "rate limited";
     }
     return "unknown gesso error";
   }

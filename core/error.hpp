@@ -28,6 +28,9 @@ enum class errc {
   range_not_satisfiable,   ///< a Range that starts past the end of the file
   unavailable,             ///< overloaded, draining or database unreachable
   not_implemented,         ///< a transfer coding the server does not understand (RFC 9112 §6.1)
+  conflict,                ///< the request conflicts with the resource's state (final task, key in flight)
+  unprocessable,           ///< an Idempotency-Key reused with a different request
+  rate_limited,            ///< the key sent more requests than its rate allows
 };
 
 /// The category of gesso::errc.

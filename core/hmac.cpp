@@ -19,6 +19,15 @@ std::string hmac_sha256(std::string_view key, std::string_view message) {
   return std::string(reinterpret_cast<const char*>(mac.data()), length);
 }
 
+std::string sha256_hex(std::string_view bytes) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("SHA-256 is unavailable");
+  }
+  return to_hex(std::string_view(reinterpret_cast<const char*>(digest.data()), length));
+}
+
 std::string to_hex(std::string_view bytes) {
   static constexpr std::string_view hex = "0123456789abcdef";
   std::string out;

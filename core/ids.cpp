@@ -105,12 +105,7 @@ bool is_api_key_shaped(std::string_view s) {
 }
 
 std::string hash_api_key(std::string_view key) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (EVP_Digest(key.data(), key.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("SHA-256 is unavailable");
-  }
-  return to_hex(std::string_view(reinterpret_cast<const char*>(digest.data()), length));
+  return sha256_hex(key);
 }
 
 std::string api_key_display_prefix(std::string_view key) {

@@ -102,17 +102,6 @@ const problem no_key{errc::not_found, "no such API key"};
 
 }  // namespace
 
-namespace detail {
-void prepare_account_statements(pqxx::connection& c) {
-  for (const statement* s :
-       {&summary_statement, &keys_statement, &insert_account_statement, &insert_grant_statement,
-        &insert_key_statement, &revoke_key_statement, &revoke_key_by_hash_statement, &add_balance_statement,
-        &ledger_mismatches_statement, &books_statement}) {
-    prepare(c, *s);
-  }
-}
-}  // namespace detail
-
 account_summary create_account(connection_pool& pool, std::string_view name, std::int64_t credits,
                                std::string_view key_hash, std::string_view key_prefix) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {

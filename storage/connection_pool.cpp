@@ -39,9 +39,7 @@ std::unique_ptr<detail::session> connect(const connection_pool::impl& p) {
     pqxx::nontransaction setup(*s->connection);
     setup.exec("SET statement_timeout = " + std::to_string(p.settings.statement_timeout.count()));
     setup.commit();
-    detail::prepare_task_statements(*s->connection);
-    detail::prepare_account_statements(*s->connection);
-    detail::prepare_queue_statements(*s->connection);
+    detail::prepare_all(*s->connection);
   } catch (const pqxx::broken_connection& e) {
     throw unavailable(std::string("database unreachable: ") + e.what());
   } catch (const pqxx::sql_error& e) {
@@ -71,6 +69,23 @@ void connection_pool::ping() {
 }
 
 namespace detail {
+namespace {
+std::vector<const statement*>& registered() {
+  static std::vector<const statement*> all;  // filled during static initialisation, read-only after
+  return all;
+}
+}  // namespace
+
+statement::statement(const char* statement_name, std::string statement_sql)
+    : name(statement_name), sql(std::move(statement_sql)) {
+  registered().push_back(this);
+}
+
+void prepare_all(pqxx::connection& c) {
+  for (const statement* s : registered()) {
+    c.prepare(s->name, s->sql);
+  }
+}
 
 std::unique_ptr<session> pool_access::acquire(connection_pool& pool) {
   {

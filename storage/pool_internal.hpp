@@ -23,16 +23,20 @@ struct pool_access {
 };
 
 /// A prepared statement: its name is written once, beside its SQL, and used both to prepare it on
-/// every new connection and to run it.
+/// every new connection and to run it. Every statement registers itself when it is constructed (they
+/// are namespace-scope constants), so a new connection prepares all of them and none can be left out
+/// of a hand-kept list.
 struct statement {
+  statement(const char* name, std::string sql);
+  statement(const statement&) = delete;
+  statement& operator=(const statement&) = delete;
+
   const char* name;
   std::string sql;
 };
 
-/// Prepares `s` on `c`.
-inline void prepare(pqxx::connection& c, const statement& s) {
-  c.prepare(s.name, s.sql);
-}
+/// Prepares every registered statement on a fresh connection.
+void prepare_all(pqxx::connection& c);
 
 /// A nullable text column.
 inline std::optional<std::string> optional_text(const pqxx::field& f) {
@@ -42,10 +46,6 @@ inline std::optional<std::string> optional_text(const pqxx::field& f) {
 /// Whether an SQLSTATE means "the database is unavailable right now" rather than a bug.
 bool is_unavailable_state(const std::string& sqlstate);
 
-/// Prepares every statement of the storage layer on a fresh connection.
-void prepare_task_statements(pqxx::connection& c);
-void prepare_account_statements(pqxx::connection& c);
-void prepare_queue_statements(pqxx::connection& c);
 
 /// Runs `work(pqxx::connection&)` on a pooled connection. Connection loss, shutdown and statement
 /// timeouts become `unavailable`; other exceptions pass through unchanged.

@@ -185,16 +185,6 @@ claimed_task read_claimed(const pqxx::row& row) {
 
 }  // namespace
 
-namespace detail {
-void prepare_queue_statements(pqxx::connection& c) {
-  for (const statement* s :
-       {&claim_statement, &extend_statement, &end_leases_statement, &rescue_statement, &lock_route_statement,
-        &take_slot_statement, &count_due_statement, &queue_stats_statement}) {
-    prepare(c, *s);
-  }
-}
-}  // namespace detail
-
 std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owner, int limit,
                                     std::chrono::milliseconds lease) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {

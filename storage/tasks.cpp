@@ -9,15 +9,27 @@ namespace {
 
 const problem bad_key{errc::unauthorized, "invalid or revoked API key"};
 
-// One statement is one transaction: authentication, the guarded debit, the task and its ledger
-// charge commit together or not at all. The outer SELECT always returns one row so that a missing
-// key (account_id NULL) and insufficient credits (created_at NULL) can be told apart.
+// One statement is one transaction: authentication, the guarded debit, the task, its ledger charge and,
+// with an Idempotency-Key, the key's row commit together or not at all. The outer SELECT always returns
+// one row so that a missing key (account_id NULL), a key in another create's hands (turn false), a key
+// already used (fresh 0) and insufficient credits (created_at NULL) can be told apart. A key's turn is
+// an advisory lock that is tried, never waited for; a create that raced past the NOT EXISTS fails on
+// the primary key of idempotency_keys and writes nothing.
 const detail::statement create_statement{"create_task", R"sql(
 WITH key AS (
     SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL
+), turn AS (
+    SELECT account_id, CASE WHEN $13::text IS NULL THEN true
+                            ELSE pg_try_advisory_xact_lock(hashtextextended(account_id || ':' || $13::text, 0))
+                       END AS ours
+    FROM key
+), fresh AS (
+    SELECT account_id FROM turn
+    WHERE ours AND ($13::text IS NULL OR NOT EXISTS (
+        SELECT 1 FROM idempotency_keys i WHERE i.account_id = turn.account_id AND i.key = $13::text))
 ), debit AS (
     UPDATE accounts a SET balance = a.balance - $9::bigint
-    FROM key WHERE a.id = key.account_id AND a.balance >= $9::bigint
+    FROM fresh WHERE a.id = fresh.account_id AND a.balance >= $9::bigint
     RETURNING a.id
 ), task AS (
     INSERT INTO tasks (id, account_id, request_id, model_id, task_type, prompt, aspect_ratio, image_urls,
@@ -29,9 +41,35 @@ WITH key AS (
 ), charge AS (
     INSERT INTO ledger (account_id, task_id, kind, amount)
     SELECT account_id, id, 'charge', $9::bigint FROM task
+), remembered AS (
+    INSERT INTO idempotency_keys (account_id, key, request_hash, task_id)
+    SELECT account_id, $13::text, $14::text, id FROM task WHERE $13::text IS NOT NULL
 )
 SELECT (SELECT account_id FROM key),
-       (SELECT floor(extract(epoch FROM created_at))::bigint FROM task)
+       (SELECT floor(extract(epoch FROM created_at))::bigint FROM task),
+       (SELECT ours FROM turn),
+       (SELECT count(*) FROM fresh)
+)sql"};
+
+// The create a key was first used for, while its 24 hours last.
+const detail::statement remembered_statement{"remembered_create", R"sql(
+SELECT i.request_hash, t.id, t.request_id, t.credits
+FROM idempotency_keys i JOIN tasks t ON t.id = i.task_id
+WHERE i.account_id = $1 AND i.key = $2 AND i.created_at > now() - interval '24 hours'
+)sql"};
+
+// A key past its 24 hours is free again: its row goes before the key is used anew.
+const detail::statement forget_expired_statement{"forget_expired_key", R"sql(
+DELETE FROM idempotency_keys
+WHERE account_id = $1 AND key = $2 AND created_at <= now() - interval '24 hours'
+)sql"};
+
+// Upkeep: keys past their 24 hours, oldest first, a batch at a time (idempotency_keys_created).
+const detail::statement purge_keys_statement{"purge_idempotency_keys", R"sql(
+DELETE FROM idempotency_keys
+WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys
+                            WHERE created_at <= now() - interval '24 hours'
+                            ORDER BY created_at LIMIT $1)
 )sql"};
 
 // Columns as read_task reads them.
@@ -76,38 +114,100 @@ task_record read_task(const pqxx::row& row) {
 
 }  // namespace
 
-namespace detail {
-void prepare_task_statements(pqxx::connection& c) {
-  for (const statement* s :
-       {&create_statement, &find_statement, &authenticate_statement, &details_statement}) {
-    prepare(c, *s);
-  }
-}
-}  // namespace detail
+namespace {
 
-outcome<created_task> create_task(connection_pool& pool, std::string_view key_hash,
-                                  const create_request& request, std::string_view task_id,
-                                  std::string_view request_id) {
+// What one run of the create statement found.
+struct create_attempt {
+  std::optional<created_task> created = std::nullopt;  ///< the task, when this run made it
+  std::optional<problem> refused = std::nullopt;       ///< a bad key, insufficient credits, the key in another create
+  std::int64_t account_id = 0;          ///< set when the Idempotency-Key was already used (replay)
+};
+
+create_attempt run_create(pqxx::connection& c, std::string_view key_hash, const create_request& request,
+                          std::string_view task_id, std::string_view request_id,
+                          const std::optional<idempotency>& idem) {
   const model_spec& model = *request.model;
   boost::json::array urls;
   for (const auto& url : request.image_urls) {
     urls.emplace_back(url);
   }
   const std::string urls_json = boost::json::serialize(urls);
+  pqxx::nontransaction tx(c);  // a single statement commits atomically on its own
+  pqxx::result r;
+  try {
+    r = tx.exec_prepared(create_statement.name, std::string(key_hash), std::string(task_id),
+                         std::string(request_id), model.id, std::string(to_string(model.type)), request.prompt,
+                         request.aspect_ratio, urls_json, model.price, model.engine, model.max_attempts,
+                         model.deadline_seconds, idem ? idem->key.c_str() : nullptr,
+                         idem ? idem->request_hash.c_str() : nullptr);
+  } catch (const pqxx::unique_violation&) {
+    // Another create with this key committed after this statement's snapshot: nothing was written here.
+    const pqxx::result account = tx.exec_prepared(authenticate_statement.name, std::string(key_hash));
+    return {.account_id = account.empty() ? 0 : account[0][0].as<std::int64_t>()};
+  }
+  const pqxx::row row = r[0];
+  if (row[0].is_null()) {
+    return {.refused = bad_key};
+  }
+  if (!row[2].as<bool>()) {
+    return {.refused = problem{errc::conflict, "a create with this Idempotency-Key is in progress; retry it "
+                                               "in a moment to receive its answer"}};
+  }
+  if (row[3].as<std::int64_t>() == 0) {
+    return {.account_id = row[0].as<std::int64_t>()};
+  }
+  if (row[1].is_null()) {
+    return {.refused = problem{errc::insufficient_credits, "insufficient credits: " + model.id + " costs " +
+                                                               std::to_string(model.price) + " credits per task"}};
+  }
+  return {.created = created_task{.id = std::string(task_id),
+                                  .request_id = std::string(request_id),
+                                  .credits = model.price,
+                                  .created_at = row[1].as<std::int64_t>()}};
+}
+
+}  // namespace
+
+outcome<created_task> create_task(connection_pool& pool, std::string_view key_hash,
+                                  const create_request& request, std::string_view task_id,
+                                  std::string_view request_id, const std::optional<idempotency>& idem) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<created_task> {
-    pqxx::nontransaction tx(c);  // a single statement commits atomically on its own
-    const pqxx::result r = tx.exec_prepared(
-        create_statement.name, std::string(key_hash), std::string(task_id), std::string(request_id), model.id,
-        std::string(to_string(model.type)), request.prompt, request.aspect_ratio, urls_json, model.price,
-        model.engine, model.max_attempts, model.deadline_seconds);
-    if (r[0][0].is_null()) {
-      return bad_key;
+    // At most twice: the second run follows the removal of an expired key.
+    for (int run = 0; run < 2; ++run) {
+      create_attempt attempt = run_create(c, key_hash, request, task_id, request_id, idem);
+      if (attempt.created) {
+        return std::move(*attempt.created);
+      }
+      if (attempt.refused) {
+        return std::move(*attempt.refused);
+      }
+      if (attempt.account_id == 0) {
+        return bad_key;
+      }
+      pqxx::nontransaction tx(c);
+      const pqxx::result first = tx.exec_prepared(remembered_statement.name, attempt.account_id, idem->key);
+      if (first.empty()) {
+        tx.exec_prepared(forget_expired_statement.name, attempt.account_id, idem->key);
+        continue;
+      }
+      if (first[0][0].c_str() != idem->request_hash) {
+        return fail(errc::unprocessable,
+                    "this Idempotency-Key was used for a different request in the last 24 hours; send the "
+                    "same body to receive its answer, or use a new key");
+      }
+      return created_task{.id = first[0][1].c_str(),
+                          .request_id = first[0][2].c_str(),
+                          .credits = first[0][3].as<std::int64_t>(),
+                          .replayed = true};
     }
-    if (r[0][1].is_null()) {
-      return fail(errc::insufficient_credits, "insufficient credits: " + model.id + " costs " +
-                                                  std::to_string(model.price) + " credits per task");
-    }
-    return created_task{std::string(task_id), model.price, r[0][1].as<std::int64_t>()};
+    return fail(errc::conflict, "a create with this Idempotency-Key is in progress; retry it in a moment");
+  });
+}
+
+std::int64_t purge_idempotency_keys(connection_pool& pool, int limit) {
+  return detail::with_connection(pool, [&](pqxx::connection& c) {
+    pqxx::nontransaction tx(c);
+    return static_cast<std::int64_t>(tx.exec_prepared(purge_keys_statement.name, limit).affected_rows());
   });
 }
 

@@ -85,6 +85,10 @@ awaitable<response> create_task(api_context* ctx, request_context* rc) {
     co_return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
                                request_id);
   }
+  auto idempotency_header = idempotency_key(req);
+  if (!idempotency_header) {
+    co_return problem_response(idempotency_header.error(), request_id);
+  }
   auto parsed = parse_create_request(req.body(), *ctx->models, *ctx->fetching);
   if (!parsed) {
     co_return problem_response(parsed.error(), request_id);
@@ -93,22 +97,33 @@ awaitable<response> create_task(api_context* ctx, request_context* rc) {
   const std::string task_id = new_task_id();
   storage::connection_pool* connections = ctx->connections;
   const create_request& create = *parsed;
-  auto work = [connections, &key_hash, &create, &task_id, &request_id] {
-    return storage::create_task(*connections, key_hash, create, task_id, request_id);
+  std::optional<storage::idempotency> idem;
+  if (*idempotency_header) {
+    idem = storage::idempotency{**idempotency_header, request_fingerprint(create)};
+  }
+  auto work = [connections, &key_hash, &create, &task_id, &request_id, &idem] {
+    return storage::create_task(*connections, key_hash, create, task_id, request_id, idem);
   };
   const outcome<storage::created_task> created = co_await ctx->database_calls->run(std::move(work));
   if (!created) {
     co_return problem_response(created.error(), request_id);
   }
-  ctx->wake_workers->poke();
-  if (ctx->metrics != nullptr) {
-    ctx->metrics->tasks_created.add({create.model->id});
-    ctx->metrics->credits_charged.add({create.model->id}, static_cast<std::uint64_t>(created->credits));
+  if (!created->replayed) {
+    ctx->wake_workers->poke();
+    if (ctx->metrics != nullptr) {
+      ctx->metrics->tasks_created.add({create.model->id});
+      ctx->metrics->credits_charged.add({create.model->id}, static_cast<std::uint64_t>(created->credits));
+    }
   }
-  co_return success_response(
-      create_success_message,
-      json::object{{"task_id", created->id}, {"request_id", request_id}, {"credits", created->credits}},
-      request_id);
+  response res = success_response(create_success_message,
+                                  json::object{{"task_id", created->id},
+                                               {"request_id", created->request_id},
+                                               {"credits", created->credits}},
+                                  request_id);
+  if (created->replayed) {
+    res.set("Idempotent-Replayed", "true");
+  }
+  co_return res;
 }
 
 awaitable<response> query_task(api_context* ctx, request_context* rc, std::string_view task_id) {
@@ -218,6 +233,9 @@ std::optional<response> refuse_before_body(const request& header, request_contex
     if (!is_json_content(header)) {
       return problem_response({errc::unsupported_media_type, "Content-Type must be application/json"},
                               rc->request_id);
+    }
+    if (auto idem = idempotency_key(header); !idem) {
+      return problem_response(idem.error(), rc->request_id);
     }
   }
   return std::nullopt;

@@ -38,6 +38,12 @@ http::status status_of(errc code) {
       return http::status::service_unavailable;
     case errc::not_implemented:
       return http::status::not_implemented;
+    case errc::conflict:
+      return http::status::conflict;
+    case errc::unprocessable:
+      return http::status::unprocessable_entity;
+    case errc::rate_limited:
+      return http::status::too_many_requests;
   }
   return http::status::internal_server_error;
 }

@@ -30,6 +30,27 @@ outcome<std::string> bearer_key(const request& req) {
   return std::string(key);
 }
 
+outcome<std::optional<std::string>> idempotency_key(const request& req) {
+  const auto [first, last] = req.equal_range("Idempotency-Key");
+  if (first == last) {
+    return std::optional<std::string>();
+  }
+  if (std::next(first) != last) {
+    return fail(errc::invalid_field, "Idempotency-Key was sent more than once; send it once");
+  }
+  const std::string_view value = first->value();
+  if (value.empty() || value.size() > 255) {
+    return fail(errc::invalid_field, "Idempotency-Key must be 1 to 255 characters long (it is " +
+                                         std::to_string(value.size()) + ")");
+  }
+  for (const char c : value) {
+    if (c < 0x20 || c > 0x7E) {
+      return fail(errc::invalid_field, "Idempotency-Key must be printable ASCII characters only");
+    }
+  }
+  return std::optional<std::string>(value);
+}
+
 bool is_json_content(const request& req) {
   const auto header = req.find(http::field::content_type);
   if (header == req.end()) {

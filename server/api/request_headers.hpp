@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "server/api/http_types.hpp"
 
+#include <optional>
 #include <string>
 
 namespace gesso::api {
@@ -12,6 +13,10 @@ namespace gesso::api {
 /// The API key of "Authorization: Bearer sk-…" (scheme case-insensitive, spaces around the key
 /// ignored), checked for shape only; unauthorized with a message saying what is wrong otherwise.
 outcome<std::string> bearer_key(const request& req);
+
+/// The Idempotency-Key of a create (docs/api.md#idempotency): nullopt when absent; invalid_field when
+/// sent twice, empty, longer than 255 characters or not printable ASCII.
+outcome<std::optional<std::string>> idempotency_key(const request& req);
 
 /// Whether Content-Type is application/json (parameters such as charset allowed).
 bool is_json_content(const request& req);

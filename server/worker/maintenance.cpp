@@ -3,6 +3,7 @@
 #include "server/runtime/asio_helpers.hpp"
 #include "server/runtime/log.hpp"
 #include "storage/task_queue.hpp"
+#include "storage/tasks.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -62,6 +63,10 @@ awaitable<void> housekeeping(service::impl* w) {
       }
       if (rescued > 0) {
         log::write(log::level::info, "tasks_rescued", {{"count", rescued}});
+      }
+      auto purge = [w] { return storage::purge_idempotency_keys(w->connections, 1000); };
+      if (const std::int64_t forgotten = co_await w->database_calls.run(std::move(purge)); forgotten > 0) {
+        log::write(log::level::info, "idempotency_keys_expired", {{"count", forgotten}});
       }
       if (std::chrono::steady_clock::now() - last_retention > 10min) {
         last_retention = std::chrono::steady_clock::now();
