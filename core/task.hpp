@@ -44,6 +44,7 @@ struct task_record {
   std::optional<std::string> error_kind;  ///< docs/api.md#failures; nullopt unless failed
   std::optional<int> progress;            ///< 0–100 as the provider last reported it
   std::optional<std::int64_t> finished_at;  ///< Unix seconds, once final
+  bool cancel_requested = false;            ///< the client asked to cancel it (docs/api.md#cancel)
 };
 
 }  // namespace gesso

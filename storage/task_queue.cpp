@@ -1,5 +1,6 @@
 #include "storage/task_queue.hpp"
 
+#include "storage/ledger_sql.hpp"
 #include "storage/pool_internal.hpp"
 
 #include <boost/json.hpp>
@@ -35,7 +36,7 @@ WHERE t.id IN (
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
 RETURNING t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect_ratio, t.image_urls::text,
-          t.engine, t.attempts, t.max_attempts, t.provider_job, t.error
+          t.engine, t.attempts, t.max_attempts, t.provider_job, t.error, t.cancel_requested_at IS NOT NULL
 )sql"};
 
 const detail::statement extend_statement{"extend_lease", R"sql(
@@ -62,7 +63,9 @@ WITH r AS (
         error = CASE r.kind WHEN 0 THEN NULL WHEN 1 THEN r.error WHEN 2 THEN r.error ELSE t.error END,
         finished_at = CASE WHEN r.kind IN (0, 1) THEN now() ELSE t.finished_at END,
         image_urls = CASE WHEN r.kind IN (0, 1) THEN without_inline_inputs(t.image_urls) ELSE t.image_urls END,
-        run_after = CASE WHEN r.kind IN (2, 3) THEN now() + r.delay_ms * interval '1 millisecond'
+        -- A task whose cancel was asked for while it was held is due at once, to be canceled.
+        run_after = CASE WHEN r.kind IN (2, 3) AND t.cancel_requested_at IS NOT NULL THEN now()
+                         WHEN r.kind IN (2, 3) THEN now() + r.delay_ms * interval '1 millisecond'
                          WHEN r.kind = 4 THEN now() ELSE t.run_after END,
         attempts = CASE WHEN r.kind IN (3, 4) THEN t.attempts - 1 ELSE t.attempts END,
         error_kind = CASE r.kind WHEN 0 THEN NULL WHEN 1 THEN coalesce(nullif(r.failure, ''), 'internal')
@@ -84,22 +87,6 @@ WITH r AS (
     -- Only a task waiting at its provider keeps its route slot (sql/004).
     DELETE FROM route_slots WHERE task_id IN (SELECT id FROM ended WHERE kind <> 3)
 ),)sql";
-
-// The refund row is the once-only guard: UNIQUE (task_id, kind) makes a second insert a no-op, and
-// the balance moves only by the rows actually inserted.
-constexpr const char* refund_cte = R"sql(
-refund AS (
-    INSERT INTO ledger (account_id, task_id, kind, amount)
-    SELECT account_id, id, 'refund', credits FROM failed
-    ON CONFLICT (task_id, kind) DO NOTHING
-    RETURNING account_id, amount
-), credit AS (
-    -- Summed per account first: an UPDATE joined to several rows for one target row applies only one.
-    UPDATE accounts a SET balance = a.balance + r.total
-    FROM (SELECT account_id, sum(amount) AS total FROM refund GROUP BY account_id) r
-    WHERE a.id = r.account_id
-)
-)sql";
 
 const std::string rescue_head = R"sql(
 WITH overdue AS (
@@ -158,9 +145,9 @@ FROM (SELECT status, run_after, provider_job,
 )sql"};
 
 const detail::statement end_leases_statement{"end_leases",
-                                             end_leases_head + refund_cte + "SELECT id FROM ended"};
+                                             end_leases_head + detail::refund_cte + "SELECT id FROM ended"};
 const detail::statement rescue_statement{
-    "rescue_overdue", rescue_head + refund_cte + "SELECT id, model_id, provider_job FROM failed"};
+    "rescue_overdue", rescue_head + detail::refund_cte + "SELECT id, model_id, provider_job FROM failed"};
 
 // The one reader of claim_statement's rows.
 claimed_task read_claimed(const pqxx::row& row) {
@@ -180,6 +167,7 @@ claimed_task read_claimed(const pqxx::row& row) {
   t.max_attempts = row[9].as<int>();
   t.provider_job = detail::optional_text(row[10]);
   t.last_error = detail::optional_text(row[11]);
+  t.cancel_requested = row[12].as<bool>();
   return t;
 }
 

@@ -28,6 +28,7 @@ struct claimed_task {
   int max_attempts = 1;
   std::optional<std::string> provider_job;  ///< a remote engine's job id from an earlier attempt
   std::optional<std::string> last_error;    ///< why the previous attempt did not finish
+  bool cancel_requested = false;            ///< the client asked to cancel it: cancel, do not run
 };
 
 /// Media-store object keys of a finished task's outputs.

@@ -76,7 +76,8 @@ WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys
 const detail::statement find_statement{"find_task", R"sql(
 SELECT k.account_id, t.id, t.model_id, t.task_type, t.status, t.credits,
        floor(extract(epoch FROM t.created_at))::bigint, t.image_object, t.video_object, t.audio_object, t.error,
-       t.error_kind, t.progress, floor(extract(epoch FROM t.finished_at))::bigint
+       t.error_kind, t.progress, floor(extract(epoch FROM t.finished_at))::bigint,
+       t.cancel_requested_at IS NOT NULL
 FROM api_keys k
 LEFT JOIN tasks t ON t.id = $2 AND t.account_id = k.account_id
 WHERE k.key_hash = $1 AND k.revoked_at IS NULL
@@ -109,6 +110,7 @@ task_record read_task(const pqxx::row& row) {
   if (!row[13].is_null()) {
     t.finished_at = row[13].as<std::int64_t>();
   }
+  t.cancel_requested = row[14].as<bool>();
   return t;
 }
 

@@ -6,8 +6,10 @@
 #include "core/media_url.hpp"
 #include "server/api/api_response.hpp"
 #include "server/api/media_handler.hpp"
+#include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
 #include "server/api/routes.hpp"
+#include "storage/task_cancel.hpp"
 #include "storage/tasks.hpp"
 
 #include <boost/algorithm/string/predicate.hpp>
@@ -71,6 +73,7 @@ json::value task_json(const task_record& t, const media_links& links) {
       {"error", error_json(t)},
       {"progress", progress_json(t)},
       {"finished_at", t.finished_at ? json::value(*t.finished_at) : json::value(nullptr)},
+      {"cancel_requested", t.cancel_requested},
   };
 }
 
@@ -152,6 +155,44 @@ awaitable<response> query_task(api_context* ctx, request_context* rc, std::strin
   co_return success_response("ok", task_json(*task, *ctx->links), request_id);
 }
 
+// POST /api/v1/tasks/{id}/cancel (docs/api.md#cancel): the task as a query shows it after the cancel;
+// the message says whether it was canceled (and refunded) or a worker has been asked to stop it.
+awaitable<response> cancel_task(api_context* ctx, request_context* rc, std::string_view task_id) {
+  const std::string& request_id = rc->request_id;
+  auto key = bearer_key(rc->req);
+  if (!key) {
+    co_return problem_response(key.error(), request_id);
+  }
+  if (auto params = query_params::parse(rc->req.target(), {}); !params) {
+    co_return problem_response(params.error(), request_id);
+  }
+  const std::string key_hash = hash_api_key(*key);
+  storage::connection_pool* connections = ctx->connections;
+  const std::string id(is_task_id(task_id) ? task_id : "");  // any other shape: not found, after auth
+  auto work = [connections, &key_hash, &id]() -> outcome<std::pair<storage::cancel_effect, task_record>> {
+    auto effect = storage::cancel_task(*connections, key_hash, id);
+    if (!effect) {
+      return effect.error();
+    }
+    auto task = storage::find_task(*connections, key_hash, id);
+    if (!task) {
+      return task.error();
+    }
+    return std::pair{*effect, std::move(*task)};
+  };
+  const auto canceled = co_await ctx->database_calls->run(std::move(work));
+  if (!canceled) {
+    co_return problem_response(canceled.error(), request_id);
+  }
+  if (ctx->wake_workers != nullptr && canceled->first == storage::cancel_effect::requested) {
+    ctx->wake_workers->poke();
+  }
+  co_return success_response(canceled->first == storage::cancel_effect::canceled
+                                 ? "canceled; the task's credits were refunded"
+                                 : "cancel requested; the task is refunded if it ends failed",
+                             task_json(canceled->second, *ctx->links), request_id);
+}
+
 // Ready: not draining, and the database answers. A load balancer or Kubernetes stops sending traffic
 // when it fails; /healthz (liveness) never looks at the database, so an outage restarts nothing.
 awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
@@ -194,6 +235,8 @@ awaitable<response> route(api_context* ctx, request_context* rc) {
       co_return co_await create_task(ctx, rc);
     case endpoint::query:
       co_return co_await query_task(ctx, rc, m.param);
+    case endpoint::cancel:
+      co_return co_await cancel_task(ctx, rc, m.param);
     case endpoint::media: {
       const std::string_view target = req.target();
       const std::string_view query = target.size() > m.path.size() ? target.substr(m.path.size() + 1) : "";

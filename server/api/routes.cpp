@@ -7,11 +7,13 @@ namespace {
 
 constexpr std::string_view create_path = "/api/v1/tasks/create";
 constexpr std::string_view task_prefix = "/api/v1/tasks/";
+constexpr std::string_view cancel_suffix = "/cancel";
 
 // One row per endpoint, in the order of `endpoint`.
-constexpr std::array<route_entry, 5> routes{{
+constexpr std::array<route_entry, 6> routes{{
     {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
     {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
+    {endpoint::cancel, "cancel", {http::verb::post, http::verb::post}, "POST"},
     {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
     {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
     {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
@@ -28,10 +30,16 @@ matched_route match_route(std::string_view target) {
   m.path = target.substr(0, target.find('?'));
   if (m.path == create_path) {
     m.entry = &entry_of(endpoint::create);
-  } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size() &&
-             m.path.find('/', task_prefix.size()) == std::string_view::npos) {
-    m.entry = &entry_of(endpoint::query);
-    m.param = m.path.substr(task_prefix.size());
+  } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size()) {
+    const std::string_view rest = m.path.substr(task_prefix.size());
+    const auto slash = rest.find('/');
+    if (slash == std::string_view::npos) {
+      m.entry = &entry_of(endpoint::query);
+      m.param = rest;
+    } else if (slash > 0 && rest.substr(slash) == cancel_suffix) {
+      m.entry = &entry_of(endpoint::cancel);
+      m.param = rest.substr(0, slash);
+    }
   } else if (m.path.starts_with("/media/")) {
     m.entry = &entry_of(endpoint::media);
     m.param = m.path.substr(7);

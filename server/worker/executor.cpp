@@ -105,13 +105,34 @@ awaitable<void> complete(service::impl* w, std::shared_ptr<storage::claimed_task
   }
 }
 
+// A task whose client asked to cancel it: stop it at its provider where the engine can (best effort:
+// the task fails as canceled whatever the provider answers), and never run it.
+awaitable<void> cancel_instead(service::impl* w, std::shared_ptr<storage::claimed_task> task,
+                               engines::engine_outcome* outcome) {
+  const auto engine_it = w->engines.find(task->model_id);
+  if (task->provider_job && engine_it != w->engines.end()) {
+    try {
+      auto cancel = [e = engine_it->second.get(), job = task->provider_job->c_str()] { e->cancel(job); };
+      co_await w->engine_threads.run(std::move(cancel));
+      log::write(log::level::info, "provider_job_cancelled", {{"task_id", task->id}});
+    } catch (const std::exception& e) {
+      log::write(log::level::warn, "provider_cancel_failed", {{"task_id", task->id}, {"reason", e.what()}});
+    }
+  }
+  outcome->result = engines::engine_outcome::kind::failed;
+  outcome->failure = "canceled";
+  outcome->error = "canceled at the client's request";
+}
+
 }  // namespace
 
 awaitable<void> run_task(service::impl* w, std::shared_ptr<storage::claimed_task> task) {
   auto outcome = std::make_shared<engines::engine_outcome>();
   const model_spec* model = w->models->find(task->model_id);
   const auto engine_it = w->engines.find(task->model_id);
-  if (model == nullptr || engine_it == w->engines.end()) {
+  if (task->cancel_requested) {
+    co_await cancel_instead(w, task, outcome.get());
+  } else if (model == nullptr || engine_it == w->engines.end()) {
     outcome->result = engines::engine_outcome::kind::failed;
     outcome->error = "model " + task->model_id + " is no longer offered";
   } else {

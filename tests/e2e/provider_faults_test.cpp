@@ -48,6 +48,30 @@ BOOST_AUTO_TEST_CASE(a_task_past_its_deadline_is_cancelled_at_its_provider) {
   BOOST_TEST(canceled == 1);
 }
 
+// A client's cancel of a task waiting at its provider: the next claim cancels it there and fails it as
+// canceled, refunded once.
+BOOST_AUTO_TEST_CASE(a_task_canceled_while_at_its_provider_is_canceled_there_and_refunded) {
+  const std::string id = create("fal-image", "[fake:steps=100000] forever");
+  for (int i = 0; i < 200 && !details(id).at("provider_job").is_string(); ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  BOOST_TEST_REQUIRE(details(id).at("provider_job").is_string());  // submitted: waiting at fal
+  const auto canceled = server->client().cancel(account.key, id);
+  BOOST_TEST(canceled.status == 200, canceled.body);
+  BOOST_TEST(canceled.json().at("msg").as_string() == "cancel requested; the task is refunded if it ends failed");
+  BOOST_TEST(canceled.json().at("data").at("task_status").as_int64() == 2);
+  BOOST_TEST(canceled.json().at("data").at("cancel_requested").as_bool());
+  const poll_result done = finish(id);
+  BOOST_TEST(done.statuses.back() == 4);
+  BOOST_TEST(done.data.at("error").at("kind").as_string() == "canceled");
+  const json::value stats = json::parse(fetch(fake.url() + "/stats").body);
+  BOOST_TEST(stats.at("fal").at("canceled").as_int64() == 1);
+  const json::object shown = account_show(account.id);
+  BOOST_TEST(shown.at("balance").as_int64() == 10'000);  // refunded
+  BOOST_TEST(shown.at("consistent").as_bool());
+  BOOST_TEST(server->client().cancel(account.key, id).status == 409);
+}
+
 // Kling made the task but its answer never arrived: the retry finds it by external_task_id instead of
 // making (and paying for) a second one.
 BOOST_AUTO_TEST_CASE(a_kling_submission_whose_answer_was_lost_is_found_not_sent_again) {

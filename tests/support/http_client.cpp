@@ -87,6 +87,10 @@ http_reply http_client::query(const std::string& key, const std::string& task_id
   return request("GET", "/api/v1/tasks/" + task_id, "", {{"Authorization", "Bearer " + key}});
 }
 
+http_reply http_client::cancel(const std::string& key, const std::string& task_id) const {
+  return request("POST", "/api/v1/tasks/" + task_id + "/cancel", "", {{"Authorization", "Bearer " + key}});
+}
+
 std::string http_client::raw(const std::string& bytes) const {
   asio::io_context ioc;
   tcp::socket socket(ioc);

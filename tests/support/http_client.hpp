@@ -36,6 +36,9 @@ class http_client {
   /// GET /api/v1/tasks/{id} with a bearer key.
   http_reply query(const std::string& key, const std::string& task_id) const;
 
+  /// POST /api/v1/tasks/{id}/cancel with a bearer key.
+  http_reply cancel(const std::string& key, const std::string& task_id) const;
+
   /// Sends raw bytes, half-closes, and returns everything the server sends back until it closes.
   std::string raw(const std::string& bytes) const;
 

@@ -34,10 +34,13 @@ BOOST_AUTO_TEST_CASE(targets_match_their_endpoint_and_nothing_else) {
   BOOST_TEST(match_route("/api/v1/tasks/task_01abc?x").param == "task_01abc");
   BOOST_TEST((endpoint_of("/media/2026/11/22/t.png?sig=1") == endpoint::media));
   BOOST_TEST(match_route("/media/2026/11/22/t.png?sig=1").param == "2026/11/22/t.png");
+  BOOST_TEST((endpoint_of("/api/v1/tasks/task_01abc/cancel") == endpoint::cancel));
+  BOOST_TEST(match_route("/api/v1/tasks/task_01abc/cancel?x").param == "task_01abc");
   BOOST_TEST((endpoint_of("/healthz") == endpoint::healthz));
   BOOST_TEST((endpoint_of("/readyz") == endpoint::readyz));
   for (const std::string_view none :
-       {"/", "/api/v1/tasks/", "/api/v1/tasks/a/b", "/metrics", "/healthz/", "/api/v1/task/x", "", "*"}) {
+       {"/", "/api/v1/tasks/", "/api/v1/tasks/a/b", "/api/v1/tasks//cancel", "/api/v1/tasks/a/cancel/",
+        "/api/v1/tasks/a/b/cancel", "/metrics", "/healthz/", "/api/v1/task/x", "", "*"}) {
     BOOST_TEST(!endpoint_of(none), none);
   }
 }
