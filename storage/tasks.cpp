@@ -1,6 +1,7 @@
 #include "storage/tasks.hpp"
 
 #include "storage/pool_internal.hpp"
+#include "storage/task_rows.hpp"
 
 #include <boost/json.hpp>
 
@@ -72,12 +73,7 @@ WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys
                             ORDER BY created_at LIMIT $1)
 )sql"};
 
-// Columns as read_task reads them.
-const detail::statement find_statement{"find_task", R"sql(
-SELECT k.account_id, t.id, t.model_id, t.task_type, t.status, t.credits,
-       floor(extract(epoch FROM t.created_at))::bigint, t.image_object, t.video_object, t.audio_object, t.error,
-       t.error_kind, t.progress, floor(extract(epoch FROM t.finished_at))::bigint,
-       t.cancel_requested_at IS NOT NULL
+const detail::statement find_statement{"find_task", "SELECT k.account_id, " + std::string(detail::task_columns) + R"sql(
 FROM api_keys k
 LEFT JOIN tasks t ON t.id = $2 AND t.account_id = k.account_id
 WHERE k.key_hash = $1 AND k.revoked_at IS NULL
@@ -89,7 +85,10 @@ const detail::statement authenticate_statement{
 const detail::statement details_statement{"task_details",
                                           "SELECT row_to_json(t)::text FROM tasks t WHERE id = $1"};
 
-// The one reader of find_statement's rows.
+}  // namespace
+
+namespace detail {
+
 task_record read_task(const pqxx::row& row) {
   task_record t;
   t.account_id = row[0].as<std::int64_t>();
@@ -114,7 +113,7 @@ task_record read_task(const pqxx::row& row) {
   return t;
 }
 
-}  // namespace
+}  // namespace detail
 
 namespace {
 
@@ -224,7 +223,7 @@ outcome<task_record> find_task(connection_pool& pool, std::string_view key_hash,
     if (row[1].is_null()) {
       return fail(errc::not_found, "task not found");
     }
-    return read_task(row);
+    return detail::read_task(row);
   });
 }
 

@@ -8,12 +8,14 @@ namespace {
 constexpr std::string_view create_path = "/api/v1/tasks/create";
 constexpr std::string_view task_prefix = "/api/v1/tasks/";
 constexpr std::string_view cancel_suffix = "/cancel";
+constexpr std::string_view list_path = "/api/v1/tasks";
 
 // One row per endpoint, in the order of `endpoint`.
-constexpr std::array<route_entry, 6> routes{{
+constexpr std::array<route_entry, 7> routes{{
     {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
     {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
     {endpoint::cancel, "cancel", {http::verb::post, http::verb::post}, "POST"},
+    {endpoint::list, "list", {http::verb::get, http::verb::get}, "GET"},
     {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
     {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
     {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
@@ -28,7 +30,9 @@ const route_entry& entry_of(endpoint id) {
 matched_route match_route(std::string_view target) {
   matched_route m;
   m.path = target.substr(0, target.find('?'));
-  if (m.path == create_path) {
+  if (m.path == list_path) {
+    m.entry = &entry_of(endpoint::list);
+  } else if (m.path == create_path) {
     m.entry = &entry_of(endpoint::create);
   } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size()) {
     const std::string_view rest = m.path.substr(task_prefix.size());

@@ -36,6 +36,8 @@ BOOST_AUTO_TEST_CASE(targets_match_their_endpoint_and_nothing_else) {
   BOOST_TEST(match_route("/media/2026/11/22/t.png?sig=1").param == "2026/11/22/t.png");
   BOOST_TEST((endpoint_of("/api/v1/tasks/task_01abc/cancel") == endpoint::cancel));
   BOOST_TEST(match_route("/api/v1/tasks/task_01abc/cancel?x").param == "task_01abc");
+  BOOST_TEST((endpoint_of("/api/v1/tasks") == endpoint::list));
+  BOOST_TEST((endpoint_of("/api/v1/tasks?limit=5") == endpoint::list));
   BOOST_TEST((endpoint_of("/healthz") == endpoint::healthz));
   BOOST_TEST((endpoint_of("/readyz") == endpoint::readyz));
   for (const std::string_view none :

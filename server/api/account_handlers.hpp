@@ -1,0 +1,12 @@
+#pragma once
+// The read endpoints beside the specification's two (docs/api.md): the listing of an account's tasks,
+// and the account with its usage.
+
+#include "server/api/api_handlers.hpp"
+
+namespace gesso::api {
+
+/// GET /api/v1/tasks?status=&model_id=&created_after=&created_before=&limit=&cursor=
+boost::asio::awaitable<response> list_tasks(api_context* ctx, request_context* rc);
+
+}  // namespace gesso::api

@@ -1,0 +1,20 @@
+#pragma once
+// storage-internal: a task as the API shows it, read the same way by every statement that returns one
+// (the query, the listing, the cancel).
+
+#include "core/task.hpp"
+
+#include <pqxx/pqxx>
+
+namespace gesso::storage::detail {
+
+/// The columns read_task reads, after the account id in column 0; the table is aliased `t`.
+inline constexpr const char* task_columns = R"sql(t.id, t.model_id, t.task_type, t.status, t.credits,
+       floor(extract(epoch FROM t.created_at))::bigint, t.image_object, t.video_object, t.audio_object, t.error,
+       t.error_kind, t.progress, floor(extract(epoch FROM t.finished_at))::bigint,
+       t.cancel_requested_at IS NOT NULL)sql";
+
+/// The one reader of rows that select the account id and then task_columns (15 columns).
+task_record read_task(const pqxx::row& row);
+
+}  // namespace gesso::storage::detail
