@@ -46,6 +46,11 @@ struct config {
   std::chrono::hours media_retention{168};     ///< GESSO_MEDIA_RETENTION_HOURS
   std::chrono::milliseconds notify_window{5};  ///< GESSO_NOTIFY_WINDOW_MS: coalesces worker wake-ups
 
+  // Per-account limits' defaults (docs/api.md#limits); an account's own setting wins. 0 = unlimited.
+  int rate_limit_rps = 0;        ///< GESSO_RATE_LIMIT_RPS: API requests per second per key
+  int rate_limit_burst = 0;      ///< GESSO_RATE_LIMIT_BURST: requests above the rate at once; 0 = 2 × rps
+  int max_concurrent_tasks = 0;  ///< GESSO_MAX_CONCURRENT_TASKS: an account's tasks running at once
+
   // Workers.
   std::string worker_listen_host;                   ///< GESSO_WORKER_LISTEN "host:port": /healthz and /readyz
   std::optional<std::uint16_t> worker_listen_port;  ///< unset: no probe listener

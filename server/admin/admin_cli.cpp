@@ -2,6 +2,7 @@
 
 #include "core/ids.hpp"
 #include "server/runtime/process_setup.hpp"
+#include "storage/account_view.hpp"
 #include "storage/accounts.hpp"
 #include "storage/migrations.hpp"
 #include "storage/tasks.hpp"
@@ -23,6 +24,10 @@ constexpr std::string_view usage = R"(usage: gesso COMMAND [--json]
   migrate                                      apply pending schema migrations
   account create --name NAME [--credits N]     create an account and its first API key
   account show --account ID                    balance beside the ledger-derived balance
+  account limits --account ID [--rate N] [--burst N] [--max-concurrent N]
+                                               show or set the account's limits: requests per
+                                               second per key, burst, tasks running at once
+                                               (0 = unlimited, "default" = the configuration's)
   key create --account ID                      add an API key (shown once)
   key revoke (--id KEY_ID | --key sk-...)      revoke a key
   credits grant --account ID --amount N [--note TEXT]
@@ -171,6 +176,34 @@ int account_show(const arguments& a, storage::connection_pool& pool, std::ostrea
   return 0;
 }
 
+// A limit option: absent keeps the limit, "default" returns it to the configuration's, N sets it.
+storage::limit_change limit_option(const arguments& a, std::string_view name) {
+  const auto text = a.optional(name);
+  if (!text) {
+    return {};
+  }
+  if (*text == "default") {
+    return {.change = true};
+  }
+  return {.change = true, .value = static_cast<int>(a.integer(name, 0, 10'000'000))};
+}
+
+int account_limits(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  const auto set =
+      storage::set_account_limits(pool, a.integer("account", 1, INT64_MAX), limit_option(a, "rate"),
+                                  limit_option(a, "burst"), limit_option(a, "max-concurrent"));
+  if (!set) {
+    return report(err, set.error());
+  }
+  const auto shown = [](std::optional<int> v) { return v ? json::value(*v) : json::value("default"); };
+  print(out, a,
+        json::object{{"account_id", a.integer("account", 1, INT64_MAX)},
+                     {"rate_limit_per_second", shown(set->rate_per_second)},
+                     {"rate_limit_burst", shown(set->burst)},
+                     {"max_concurrent_tasks", shown(set->max_concurrent_tasks)}});
+  return 0;
+}
+
 int key_create(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
   const std::string key = new_api_key();
   const auto k = storage::create_key(pool, a.integer("account", 1, INT64_MAX), hash_api_key(key),
@@ -236,6 +269,7 @@ int ledger_check(const arguments& a, storage::connection_pool& pool, std::ostrea
 using command_fn = int (*)(const arguments&, storage::connection_pool&, std::ostream&, std::ostream&);
 const std::pair<std::string_view, command_fn> commands[] = {
     {"migrate", migrate},       {"account create", account_create}, {"account show", account_show},
+    {"account limits", account_limits},
     {"key create", key_create}, {"key revoke", key_revoke},         {"credits grant", credits_grant},
     {"task show", task_show},   {"ledger check", ledger_check},
 };

@@ -6,9 +6,12 @@
 #include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
 #include "server/api/task_json.hpp"
+#include "storage/account_view.hpp"
 #include "storage/task_listing.hpp"
 
 #include <boost/json.hpp>
+
+#include <chrono>
 
 namespace gesso::api {
 namespace json = boost::json;
@@ -88,6 +91,116 @@ awaitable<response> list_tasks(api_context* ctx, request_context* rc) {
                    {"has_more", page->next.has_value()},
                    {"next_cursor", page->next ? json::value(encode_cursor(*page->next)) : json::value(nullptr)}},
       request_id);
+}
+
+namespace {
+
+json::value optional_json(std::optional<int> v) {
+  return v ? json::value(*v) : json::value(nullptr);
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+awaitable<response> show_account(api_context* ctx, request_context* rc) {
+  const std::string& request_id = rc->request_id;
+  auto key = bearer_key(rc->req);
+  if (!key) {
+    co_return problem_response(key.error(), request_id);
+  }
+  if (auto params = query_params::parse(rc->req.target(), {}); !params) {
+    co_return problem_response(params.error(), request_id);
+  }
+  const std::string key_hash = hash_api_key(*key);
+  storage::connection_pool* connections = ctx->connections;
+  auto work = [connections, &key_hash] { return storage::view_account(*connections, key_hash); };
+  const outcome<storage::account_view> account = co_await ctx->database_calls->run(std::move(work));
+  if (!account) {
+    co_return problem_response(account.error(), request_id);
+  }
+  const effective_limits limits = resolve_limits(account->limits, ctx->limit_defaults);
+  co_return success_response(
+      "ok",
+      json::object{{"account_id", account->id},
+                   {"name", account->name},
+                   {"balance", account->balance},
+                   {"limits",
+                    {{"requests_per_second", optional_json(limits.rate_per_second)},
+                     {"burst", optional_json(limits.burst)},
+                     {"max_concurrent_tasks", optional_json(limits.max_concurrent_tasks)}}}},
+      request_id);
+}
+
+awaitable<response> show_usage(api_context* ctx, request_context* rc) {
+  const std::string& request_id = rc->request_id;
+  auto key = bearer_key(rc->req);
+  if (!key) {
+    co_return problem_response(key.error(), request_id);
+  }
+  const auto params = query_params::parse(rc->req.target(), {"from", "to", "group_by"});
+  if (!params) {
+    co_return problem_response(params.error(), request_id);
+  }
+  const std::int64_t now = unix_now();
+  const auto from = params->integer("from", 0, latest_time);
+  const auto to = params->integer("to", 0, latest_time);
+  for (const auto* read : {&from, &to}) {
+    if (!*read) {
+      co_return problem_response(read->error(), request_id);
+    }
+  }
+  const std::int64_t end = to->value_or(now + 1);  // to is exclusive: the current second is in
+  const std::int64_t start = from->value_or(end - 30 * 86400);
+  if (start >= end) {
+    co_return problem_response({errc::invalid_field, "from must be earlier than to"}, request_id);
+  }
+  if (end - start > 366 * 86400) {
+    co_return problem_response({errc::invalid_field, "from and to may be at most 366 days apart"}, request_id);
+  }
+  const std::string_view group_by = params->get("group_by").value_or("model");
+  if (group_by != "model" && group_by != "day") {
+    co_return problem_response({errc::invalid_field, "group_by must be \"model\" or \"day\""}, request_id);
+  }
+  const auto grouping = group_by == "model" ? storage::usage_grouping::model : storage::usage_grouping::day;
+  const std::string key_hash = hash_api_key(*key);
+  storage::connection_pool* connections = ctx->connections;
+  auto work = [connections, &key_hash, start, end, grouping] {
+    return storage::account_usage(*connections, key_hash, start, end, grouping);
+  };
+  const outcome<std::vector<storage::usage_group>> usage = co_await ctx->database_calls->run(std::move(work));
+  if (!usage) {
+    co_return problem_response(usage.error(), request_id);
+  }
+  json::array groups;
+  storage::usage_group total;
+  for (const storage::usage_group& g : *usage) {
+    groups.push_back({{group_by == "model" ? "model_id" : "day", g.key},
+                      {"tasks", g.tasks},
+                      {"charged", g.charged},
+                      {"refunds", g.refunds},
+                      {"refunded", g.refunded},
+                      {"net", g.charged - g.refunded}});
+    total.tasks += g.tasks;
+    total.charged += g.charged;
+    total.refunds += g.refunds;
+    total.refunded += g.refunded;
+  }
+  co_return success_response("ok",
+                             json::object{{"from", start},
+                                          {"to", end},
+                                          {"group_by", group_by},
+                                          {"groups", std::move(groups)},
+                                          {"totals",
+                                           {{"tasks", total.tasks},
+                                            {"charged", total.charged},
+                                            {"refunds", total.refunds},
+                                            {"refunded", total.refunded},
+                                            {"net", total.charged - total.refunded}}}},
+                             request_id);
 }
 
 }  // namespace gesso::api

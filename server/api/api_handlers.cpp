@@ -187,6 +187,10 @@ awaitable<response> route(api_context* ctx, request_context* rc) {
       co_return co_await cancel_task(ctx, rc, m.param);
     case endpoint::list:
       co_return co_await list_tasks(ctx, rc);
+    case endpoint::account:
+      co_return co_await show_account(ctx, rc);
+    case endpoint::usage:
+      co_return co_await show_usage(ctx, rc);
     case endpoint::media: {
       const std::string_view target = req.target();
       const std::string_view query = target.size() > m.path.size() ? target.substr(m.path.size() + 1) : "";

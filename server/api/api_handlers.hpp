@@ -2,6 +2,7 @@
 // The API's routes: translate HTTP into core and storage calls and back, nothing else.
 
 #include "core/catalog.hpp"
+#include "core/limits.hpp"
 #include "core/network_policy.hpp"
 #include "server/api/http_types.hpp"
 #include "server/api/task_signal.hpp"
@@ -50,6 +51,7 @@ struct api_context {
   const std::atomic<bool>* drain_started =
       nullptr;                     ///< set by the frontend when a drain begins: /readyz fails
   api_metrics* metrics = nullptr;  ///< set by the frontend
+  limit_settings limit_defaults = {};  ///< the configuration's per-account limits (core/limits.hpp)
 };
 
 /// A response body sent from an open file (media downloads): `length` bytes from `offset`, read in

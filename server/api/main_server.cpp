@@ -29,8 +29,9 @@ int main() {
   try {
     const media::media_store media(cfg.media_dir);
     const fetch_policy fetching{cfg.fetch_allowed_networks};
-    api::http_server frontend(
-        http, api::api_context{&models, &connections, &database_calls, &links, &media, nullptr, &fetching});
+    api::api_context context{&models, &connections, &database_calls, &links, &media, nullptr, &fetching};
+    context.limit_defaults = {cfg.rate_limit_rps, cfg.rate_limit_burst, cfg.max_concurrent_tasks};
+    api::http_server frontend(http, std::move(context));
     frontend.run();
   } catch (const std::exception& e) {
     std::cerr << "gesso-server: " << e.what() << std::endl;

@@ -11,11 +11,13 @@ constexpr std::string_view cancel_suffix = "/cancel";
 constexpr std::string_view list_path = "/api/v1/tasks";
 
 // One row per endpoint, in the order of `endpoint`.
-constexpr std::array<route_entry, 7> routes{{
+constexpr std::array<route_entry, 9> routes{{
     {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
     {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
     {endpoint::cancel, "cancel", {http::verb::post, http::verb::post}, "POST"},
     {endpoint::list, "list", {http::verb::get, http::verb::get}, "GET"},
+    {endpoint::account, "account", {http::verb::get, http::verb::get}, "GET"},
+    {endpoint::usage, "usage", {http::verb::get, http::verb::get}, "GET"},
     {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
     {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
     {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
@@ -32,6 +34,10 @@ matched_route match_route(std::string_view target) {
   m.path = target.substr(0, target.find('?'));
   if (m.path == list_path) {
     m.entry = &entry_of(endpoint::list);
+  } else if (m.path == "/api/v1/account") {
+    m.entry = &entry_of(endpoint::account);
+  } else if (m.path == "/api/v1/account/usage") {
+    m.entry = &entry_of(endpoint::usage);
   } else if (m.path == create_path) {
     m.entry = &entry_of(endpoint::create);
   } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size()) {

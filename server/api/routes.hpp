@@ -10,7 +10,7 @@
 
 namespace gesso::api {
 
-enum class endpoint { create, query, cancel, list, media, readyz, healthz };
+enum class endpoint { create, query, cancel, list, account, usage, media, readyz, healthz };
 
 /// One row of the table.
 struct route_entry {

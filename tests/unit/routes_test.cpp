@@ -38,11 +38,13 @@ BOOST_AUTO_TEST_CASE(targets_match_their_endpoint_and_nothing_else) {
   BOOST_TEST(match_route("/api/v1/tasks/task_01abc/cancel?x").param == "task_01abc");
   BOOST_TEST((endpoint_of("/api/v1/tasks") == endpoint::list));
   BOOST_TEST((endpoint_of("/api/v1/tasks?limit=5") == endpoint::list));
+  BOOST_TEST((endpoint_of("/api/v1/account") == endpoint::account));
+  BOOST_TEST((endpoint_of("/api/v1/account/usage?group_by=day") == endpoint::usage));
   BOOST_TEST((endpoint_of("/healthz") == endpoint::healthz));
   BOOST_TEST((endpoint_of("/readyz") == endpoint::readyz));
   for (const std::string_view none :
        {"/", "/api/v1/tasks/", "/api/v1/tasks/a/b", "/api/v1/tasks//cancel", "/api/v1/tasks/a/cancel/",
-        "/api/v1/tasks/a/b/cancel", "/metrics", "/healthz/", "/api/v1/task/x", "", "*"}) {
+        "/api/v1/tasks/a/b/cancel", "/api/v1/account/", "/api/v1/account/x", "/metrics", "/healthz/", "/api/v1/task/x", "", "*"}) {
     BOOST_TEST(!endpoint_of(none), none);
   }
 }
