@@ -11,6 +11,7 @@
 #include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
 #include "server/api/routes.hpp"
+#include "storage/rate_limits.hpp"
 #include "storage/task_cancel.hpp"
 #include "storage/tasks.hpp"
 
@@ -171,13 +172,55 @@ awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
   co_return json_response(http::status::ok, json::object{{"status", "ready"}}, request_id);
 }
 
-awaitable<response> route(api_context* ctx, request_context* rc) {
+// The endpoints that take an API key, and so count against its rate limit.
+bool is_keyed(endpoint e) {
+  return e == endpoint::create || e == endpoint::query || e == endpoint::cancel || e == endpoint::list ||
+         e == endpoint::account || e == endpoint::usage;
+}
+
+void set_rate_headers(response& res, const rate_limiter::verdict& v) {
+  res.set("RateLimit-Policy", "\"per-key\";q=" + std::to_string(v.rate) + ";w=1");
+  res.set("RateLimit", "\"per-key\";r=" + std::to_string(v.remaining) + ";t=" + std::to_string(v.reset_s));
+}
+
+// The key's rate limit (docs/api.md#limits): nullopt when the request may go on (`verdict` then says
+// which headers its response carries), else the 429. A malformed key is left to the handler's 401.
+awaitable<std::optional<response>> rate_limit(api_context* ctx, request_context* rc, rate_limiter::verdict* verdict) {
+  auto key = bearer_key(rc->req);
+  if (ctx->limiter == nullptr || !key) {
+    co_return std::nullopt;
+  }
+  const std::string key_hash = hash_api_key(*key);
+  const auto now = rate_limiter::clock::now();
+  if (auto local = ctx->limiter->try_local(key_hash, now)) {
+    *verdict = *local;
+  } else {
+    storage::connection_pool* connections = ctx->connections;
+    const limit_settings& defaults = ctx->limit_defaults;
+    const int want = ctx->limiter->batch_size(key_hash);
+    auto take = [connections, &key_hash, &defaults, want] {
+      return storage::take_rate_tokens(*connections, key_hash, defaults.rate_per_second.value_or(0),
+                                       defaults.burst.value_or(0), want);
+    };
+    const storage::rate_tokens taken = co_await ctx->database_calls->run(std::move(take));
+    *verdict = ctx->limiter->after_take(key_hash, taken, rate_limiter::clock::now());
+  }
+  if (verdict->allowed) {
+    co_return std::nullopt;
+  }
+  response res = problem_response(
+      {errc::rate_limited, "rate limit exceeded: this API key may send " + std::to_string(verdict->rate) +
+                               " requests per second with a burst of " + std::to_string(verdict->burst) +
+                               "; retry after " + std::to_string(verdict->retry_after_s) + " s"},
+      rc->request_id);
+  res.set(http::field::retry_after, std::to_string(verdict->retry_after_s));
+  set_rate_headers(res, *verdict);
+  co_return res;
+}
+
+awaitable<response> dispatch(api_context* ctx, request_context* rc, const matched_route& m) {
   const request& req = rc->req;
   const std::string& request_id = rc->request_id;
-  const matched_route m = match_route(req.target());
-  if (auto refused = route_refusal(m, req.method(), rc)) {
-    co_return std::move(*refused);
-  }
   switch (m.entry->id) {
     case endpoint::create:
       co_return co_await create_task(ctx, rc);
@@ -202,6 +245,26 @@ awaitable<response> route(api_context* ctx, request_context* rc) {
       co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);
   }
   co_return problem_response({errc::not_found, "no such endpoint"}, request_id);  // not reached
+}
+
+
+awaitable<response> route(api_context* ctx, request_context* rc) {
+  const matched_route m = match_route(rc->req.target());
+  if (auto refused = route_refusal(m, rc->req.method(), rc)) {
+    co_return std::move(*refused);
+  }
+  if (!is_keyed(m.entry->id)) {
+    co_return co_await dispatch(ctx, rc, m);
+  }
+  rate_limiter::verdict verdict;
+  if (auto refused = co_await rate_limit(ctx, rc, &verdict)) {
+    co_return std::move(*refused);
+  }
+  response res = co_await dispatch(ctx, rc, m);
+  if (verdict.limited) {
+    set_rate_headers(res, verdict);
+  }
+  co_return res;
 }
 
 }  // namespace

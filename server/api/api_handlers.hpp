@@ -5,6 +5,7 @@
 #include "core/limits.hpp"
 #include "core/network_policy.hpp"
 #include "server/api/http_types.hpp"
+#include "server/api/rate_limiter.hpp"
 #include "server/api/task_signal.hpp"
 #include "server/media/media_store.hpp"
 #include "server/runtime/blocking_pool.hpp"
@@ -52,6 +53,7 @@ struct api_context {
       nullptr;                     ///< set by the frontend when a drain begins: /readyz fails
   api_metrics* metrics = nullptr;  ///< set by the frontend
   limit_settings limit_defaults = {};  ///< the configuration's per-account limits (core/limits.hpp)
+  rate_limiter* limiter = nullptr;     ///< the per-key rate limit; unset, none is applied
 };
 
 /// A response body sent from an open file (media downloads): `length` bytes from `offset`, read in

@@ -31,7 +31,9 @@ int main() {
     const fetch_policy fetching{cfg.fetch_allowed_networks};
     api::api_context context{&models, &connections, &database_calls, &links, &media, nullptr, &fetching};
     context.limit_defaults = {cfg.rate_limit_rps, cfg.rate_limit_burst, cfg.max_concurrent_tasks};
-    api::http_server frontend(http, std::move(context));
+    api::rate_limiter limiter;
+    context.limiter = &limiter;
+    api::http_server frontend(http, context);
     frontend.run();
   } catch (const std::exception& e) {
     std::cerr << "gesso-server: " << e.what() << std::endl;
