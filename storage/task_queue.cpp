@@ -20,23 +20,13 @@ std::string held_under(std::string_view token) {
   return "lease_token = " + std::string(token) + " AND status = 2";
 }
 
-// run_after doubles as the lease expiry while a task is held, so "due" is one indexed predicate
-// (tasks_due: run_after WHERE status IN (1, 2)) for new tasks, retries and abandoned leases alike.
-// Columns as read_claimed reads them.
+// run_after doubles as the lease expiry while a task is held, so "due" is one predicate for new tasks,
+// retries and abandoned leases alike. The claim itself is claim_due_tasks (sql/011): fair between
+// accounts, within each account's concurrency cap. Columns as read_claimed reads them.
 const detail::statement claim_statement{"claim_due", R"sql(
-UPDATE tasks t
-SET status = 2, lease_owner = $1, lease_token = gen_random_uuid(),
-    lease_expires_at = now() + $2::bigint * interval '1 millisecond',
-    run_after = now() + $2::bigint * interval '1 millisecond',
-    attempts = t.attempts + 1, started_at = coalesce(t.started_at, now())
-WHERE t.id IN (
-    SELECT id FROM tasks
-    WHERE )sql" + due + R"sql(
-    ORDER BY run_after
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED)
-RETURNING t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect_ratio, t.image_urls::text,
-          t.engine, t.attempts, t.max_attempts, t.provider_job, t.error, t.cancel_requested_at IS NOT NULL
+SELECT t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect_ratio, t.image_urls::text,
+       t.engine, t.attempts, t.max_attempts, t.provider_job, t.error, t.cancel_requested_at IS NOT NULL
+FROM claim_due_tasks($1, $2, $3, $4, $5) t
 )sql"};
 
 const detail::statement extend_statement{"extend_lease", R"sql(
@@ -174,11 +164,12 @@ claimed_task read_claimed(const pqxx::row& row) {
 }  // namespace
 
 std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owner, int limit,
-                                    std::chrono::milliseconds lease) {
+                                    std::chrono::milliseconds lease, int default_cap) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);  // one statement: the claim commits on its own, holding nothing
     std::vector<claimed_task> out;
-    for (const auto& row : tx.exec_prepared(claim_statement.name, std::string(owner), lease.count(), limit)) {
+    for (const auto& row : tx.exec_prepared(claim_statement.name, std::string(owner), lease.count(), limit,
+                                            default_cap, max_accounts_per_claim)) {
       out.push_back(read_claimed(row));
     }
     return out;

@@ -40,9 +40,15 @@ struct task_outputs {
 
 /// Claims up to `limit` due tasks for `owner` in one short transaction: status 2, a fresh lease token,
 /// attempts + 1, due again at now + `lease` unless the holder extends or finalizes it. Due means
-/// status 1 or 2, run_after passed, attempts left and deadline not passed.
+/// status 1 or 2, run_after passed, attempts left and deadline not passed. Fair between accounts (each
+/// account's oldest first, round-robin), and a queued task is claimed only while its account runs
+/// fewer tasks than its cap (its own max_concurrent_tasks, else `default_cap`; 0 = none), sql/011.
 std::vector<claimed_task> claim_due(connection_pool& pool, std::string_view owner, int limit,
-                                    std::chrono::milliseconds lease);
+                                    std::chrono::milliseconds lease, int default_cap = 0);
+
+/// The accounts with open tasks one claim visits at most (from a random one): with more, an account
+/// may wait a few claim rounds for its turn.
+inline constexpr int max_accounts_per_claim = 1000;
 
 /// Extends a held lease; false when it was lost (expired and taken over, or finalized).
 bool extend_lease(connection_pool& pool, std::string_view task_id, std::string_view lease_token,

@@ -20,7 +20,8 @@ awaitable<void> claim_loop(service::impl* w) {
       std::vector<storage::claimed_task> claimed;
       try {
         auto claim = [w, free] {
-          return storage::claim_due(w->connections, w->settings.id, free, w->settings.lease);
+          return storage::claim_due(w->connections, w->settings.id, free, w->settings.lease,
+                                   w->settings.default_account_cap);
         };
         const auto started = std::chrono::steady_clock::now();
         claimed = co_await w->database_calls.run(std::move(claim));

@@ -22,6 +22,7 @@ worker_settings worker_settings_from(const config& cfg) {
   settings.poll = cfg.worker_poll;
   settings.rescue_interval = cfg.worker_rescue_interval;
   settings.media_retention = cfg.media_retention;
+  settings.default_account_cap = cfg.max_concurrent_tasks;
   return settings;
 }
 

@@ -17,6 +17,7 @@ struct worker_settings {
   std::chrono::milliseconds poll{};             ///< claim this often even without a wake-up
   std::chrono::milliseconds rescue_interval{};  ///< how often overdue tasks are failed and refunded
   std::chrono::hours media_retention{};         ///< outputs older than this are deleted
+  int default_account_cap = 0;  ///< an account's tasks running at once unless it has its own; 0 = none
 };
 
 /// The worker's settings from the process configuration: the id defaults to host name and process id,
