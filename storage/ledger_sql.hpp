@@ -1,5 +1,6 @@
 #pragma once
-// storage-internal: SQL fragments that more than one file's statements must agree on.
+// storage-internal: SQL fragments that more than one file's statements must agree on: the refund of
+// failed tasks, and the announcement of tasks made final.
 
 namespace gesso::storage::detail {
 
@@ -17,6 +18,18 @@ refund AS (
     UPDATE accounts a SET balance = a.balance + r.total
     FROM (SELECT account_id, sum(amount) AS total FROM refund GROUP BY account_id) r
     WHERE a.id = r.account_id
+)
+)sql";
+
+// Announces the ids in the CTE `finals` (id) on the gesso_tasks_final channel (storage/notifications.hpp),
+// 200 a notification (a payload holds at most 8000 bytes). A SELECT in a WITH runs only when the query
+// reads it: the statement's last SELECT joins `announced` (one row).
+inline constexpr const char* announce_cte = R"sql(
+announced AS (
+    SELECT count(pg_notify('gesso_tasks_final', ids)) AS notifications
+    FROM (SELECT string_agg(id, ',') AS ids
+          FROM (SELECT id, (row_number() OVER ()) / 200 AS chunk FROM finals) numbered
+          GROUP BY chunk) chunks
 )
 )sql";
 

@@ -28,7 +28,8 @@ WITH failed AS (
     RETURNING t.id, t.account_id, t.credits
 ), freed AS (
     DELETE FROM route_slots WHERE task_id IN (SELECT id FROM failed)
-),)sql") + detail::refund_cte + "SELECT count(*) FROM failed"};
+),)sql") + detail::refund_cte + ", finals AS (SELECT id FROM failed), " +
+                                                    detail::announce_cte + "SELECT count(*) FROM failed, announced"};
 
 // A running task: marked; due at once when no worker holds it (waiting at its provider, or between
 // attempts), so that a worker claims and cancels it without waiting for its next poll.

@@ -7,6 +7,8 @@
 #include "server/api/account_handlers.hpp"
 #include "server/api/api_response.hpp"
 #include "server/api/task_json.hpp"
+#include "server/api/task_waiters.hpp"
+#include "server/runtime/asio_helpers.hpp"
 #include "server/api/media_handler.hpp"
 #include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
@@ -16,6 +18,7 @@
 #include "storage/tasks.hpp"
 
 #include <boost/algorithm/string/predicate.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/json.hpp>
 
 #include <array>
@@ -78,12 +81,42 @@ awaitable<response> create_task(api_context* ctx, request_context* rc) {
   co_return res;
 }
 
+// Waits for the task to be final, at most `seconds` (docs/api.md#waiting): registered first, then read
+// again, so a task that became final in between is not waited for; woken by the final-task listener.
+awaitable<outcome<task_record>> wait_until_final(api_context* ctx, const std::string* key_hash,
+                                                 std::string task_id, std::int64_t seconds) {
+  auto waiter = std::make_shared<task_waiters::waiter>(co_await boost::asio::this_coro::executor);
+  storage::connection_pool* connections = ctx->connections;
+  auto read = [connections, key_hash, id = &task_id] { return storage::find_task(*connections, *key_hash, *id); };
+  if (!ctx->waiters->add(task_id, waiter)) {
+    co_return co_await ctx->database_calls->run(read);
+  }
+  outcome<task_record> task = co_await ctx->database_calls->run(read);
+  if (task && !is_final(task->status)) {
+    co_await runtime::sleep_for(&waiter->timer, std::chrono::seconds(seconds));
+    ctx->waiters->remove(task_id, waiter);
+    task = co_await ctx->database_calls->run(read);
+  } else {
+    ctx->waiters->remove(task_id, waiter);
+  }
+  co_return task;
+}
+
 awaitable<response> query_task(api_context* ctx, request_context* rc, std::string_view task_id) {
   const request& req = rc->req;
   const std::string& request_id = rc->request_id;
   auto key = bearer_key(req);
   if (!key) {
     co_return problem_response(key.error(), request_id);
+  }
+  // Other parameters are ignored, as they always were on this endpoint of the specification.
+  const auto params = query_params::parse(req.target(), {"wait"}, query_params::unknown::ignored);
+  if (!params) {
+    co_return problem_response(params.error(), request_id);
+  }
+  const auto wait = params->integer("wait", 0, 60);
+  if (!wait) {
+    co_return problem_response(wait.error(), request_id);
   }
   const std::string key_hash = hash_api_key(*key);
   storage::connection_pool* connections = ctx->connections;
@@ -97,7 +130,10 @@ awaitable<response> query_task(api_context* ctx, request_context* rc, std::strin
   auto work = [connections, &key_hash, task_id] {
     return storage::find_task(*connections, key_hash, task_id);
   };
-  const outcome<task_record> task = co_await ctx->database_calls->run(std::move(work));
+  outcome<task_record> task = co_await ctx->database_calls->run(std::move(work));
+  if (task && !is_final(task->status) && wait->value_or(0) > 0 && ctx->waiters != nullptr) {
+    task = co_await wait_until_final(ctx, &key_hash, std::string(task_id), **wait);
+  }
   if (!task) {
     co_return problem_response(task.error(), request_id);
   }

@@ -23,6 +23,8 @@
 
 namespace gesso::api {
 
+class task_waiters;
+
 /// How result URLs are made: absolute, on the public base URL, signed and expiring.
 struct media_links {
   std::string public_url;  ///< filled with the bound address at start-up when not configured
@@ -54,6 +56,7 @@ struct api_context {
   api_metrics* metrics = nullptr;  ///< set by the frontend
   limit_settings limit_defaults = {};  ///< the configuration's per-account limits (core/limits.hpp)
   rate_limiter* limiter = nullptr;     ///< the per-key rate limit; unset, none is applied
+  task_waiters* waiters = nullptr;     ///< requests waiting for final tasks; unset, ?wait answers at once
 };
 
 /// A response body sent from an open file (media downloads): `length` bytes from `offset`, read in

@@ -3,6 +3,7 @@
 #include "core/ids.hpp"
 #include "server/api/api_response.hpp"
 #include "server/api/http_io.hpp"
+#include "server/api/task_waiters.hpp"
 #include "server/runtime/asio_helpers.hpp"
 #include "server/runtime/health_server.hpp"
 #include "server/runtime/log.hpp"
@@ -143,6 +144,9 @@ struct http_server::impl {
     }
     log::write(log::level::info, "draining", {{"signal", signal}});
     signals.cancel();
+    if (api.waiters != nullptr) {
+      api.waiters->close();  // waiting queries answer now, with their task's current state
+    }
     asio::post(acceptor.get_executor(), [this] {
       boost::system::error_code ignored;
       acceptor.close(ignored);

@@ -2,6 +2,7 @@
 
 #include "core/ids.hpp"
 #include "server/api/http_server.hpp"
+#include "server/api/task_waiters.hpp"
 #include "server/runtime/log.hpp"
 #include "server/runtime/process_setup.hpp"
 
@@ -33,6 +34,8 @@ int main() {
     context.limit_defaults = {cfg.rate_limit_rps, cfg.rate_limit_burst, cfg.max_concurrent_tasks};
     api::rate_limiter limiter;
     context.limiter = &limiter;
+    api::task_waiters waiters(runtime::pool_settings_or_exit("gesso-server", cfg));
+    context.waiters = &waiters;
     api::http_server frontend(http, context);
     frontend.run();
   } catch (const std::exception& e) {

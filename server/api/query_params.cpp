@@ -52,7 +52,7 @@ std::string accepted_list(std::initializer_list<std::string_view> accepted) {
 }  // namespace
 
 outcome<query_params> query_params::parse(std::string_view target,
-                                          std::initializer_list<std::string_view> accepted) {
+                                          std::initializer_list<std::string_view> accepted, unknown others) {
   query_params out;
   const auto question = target.find('?');
   std::string_view query = question == std::string_view::npos ? "" : target.substr(question + 1);
@@ -73,6 +73,9 @@ outcome<query_params> query_params::parse(std::string_view target,
     bool known = false;
     for (const std::string_view a : accepted) {
       known = known || a == *name;
+    }
+    if (!known && others == unknown::ignored) {
+      continue;
     }
     if (!known) {
       return fail(errc::invalid_field,

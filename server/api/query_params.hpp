@@ -15,8 +15,13 @@ namespace gesso::api {
 
 class query_params {
  public:
-  /// The decoded parameters of `target` ("/path?a=1&b=x"), each one of `accepted`.
-  static outcome<query_params> parse(std::string_view target, std::initializer_list<std::string_view> accepted);
+  /// How a parameter that is not accepted is met.
+  enum class unknown { refused, ignored };
+
+  /// The decoded parameters of `target` ("/path?a=1&b=x"), each one of `accepted`. Others are refused,
+  /// or ignored where an endpoint of the specification has always ignored them (the query).
+  static outcome<query_params> parse(std::string_view target, std::initializer_list<std::string_view> accepted,
+                                     unknown others = unknown::refused);
 
   /// The parameter's decoded value, if it was given.
   std::optional<std::string_view> get(std::string_view name) const;
