@@ -49,6 +49,7 @@ constexpr std::string_view known_names[] = {
     "GESSO_WORKER_RESCUE_MS",
     "GESSO_FFMPEG",
     "GESSO_FETCH_ALLOW_NETWORKS",
+    "GESSO_WEBHOOK_HTTP_HOSTS",
 };
 
 // Parses a whole decimal integer in [lo, hi] or explains what is wrong with it.
@@ -187,6 +188,23 @@ std::string read_texts(const reader& r, config& c) {
       return "GESSO_FETCH_ALLOW_NETWORKS: " + networks.error().reason;
     }
     c.fetch_allowed_networks = std::move(*networks);
+  }
+  if (const std::string* v = r.text("GESSO_WEBHOOK_HTTP_HOSTS")) {
+    std::size_t start = 0;
+    while (start <= v->size()) {
+      const auto comma = v->find(',', start);
+      std::string host = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::erase(host, ' ');
+      if (host.empty() || host.find_first_of("/:@?#") != std::string::npos) {
+        return "GESSO_WEBHOOK_HTTP_HOSTS: \"" + host + "\" is not a host name or address (comma-separated, no ports)";
+      }
+      std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      c.webhook_http_hosts.push_back(std::move(host));
+      if (comma == std::string::npos) {
+        break;
+      }
+      start = comma + 1;
+    }
   }
   if (c.media_dir.empty()) {
     return "GESSO_MEDIA_DIR must not be empty";

@@ -15,8 +15,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 4> accepted_fields = {"model_id", "prompt", "image_urls",
-                                                             "aspect_ratio"};
+constexpr std::array<std::string_view, 5> accepted_fields = {"model_id", "prompt", "image_urls", "aspect_ratio",
+                                                             "callback_url"};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -56,7 +56,7 @@ std::string unknown_field_message(std::string_view name) {
       break;
     }
   }
-  return message + "; accepted fields are model_id, prompt, image_urls, aspect_ratio";
+  return message + "; accepted fields are model_id, prompt, image_urls, aspect_ratio, callback_url";
 }
 
 problem invalid(std::string message) {
@@ -151,7 +151,41 @@ std::string request_fingerprint(const create_request& request) {
   for (const auto& url : request.image_urls) {
     urls.emplace_back(url);
   }
-  return sha256_hex(json::serialize(json::array{request.model->id, request.prompt, request.aspect_ratio, urls}));
+  return sha256_hex(json::serialize(json::array{request.model->id, request.prompt, request.aspect_ratio, urls,
+                                                request.callback_url ? json::value(*request.callback_url)
+                                                                     : json::value(nullptr)}));
+}
+
+std::string check_callback_url(std::string_view url, const fetch_policy& fetching) {
+  if (url.size() > create_limits::max_url_length) {
+    return "is longer than " + std::to_string(create_limits::max_url_length) + " characters";
+  }
+  const auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed) {
+    return "is not a valid absolute URL";
+  }
+  if (!parsed->has_authority() || parsed->encoded_host().empty()) {
+    return "has no host";
+  }
+  if (parsed->has_userinfo()) {
+    return "must not carry a user name or password";
+  }
+  std::string host(parsed->encoded_host());
+  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const auto scheme = parsed->scheme_id();
+  const bool allowed_http =
+      std::find(fetching.webhook_http_hosts.begin(), fetching.webhook_http_hosts.end(), host) !=
+      fetching.webhook_http_hosts.end();
+  if (scheme != boost::urls::scheme::https && !(scheme == boost::urls::scheme::http && allowed_http)) {
+    return scheme == boost::urls::scheme::http ? "must use https (plain http only to hosts the operator allows)"
+                                               : "must use https";
+  }
+  if (const auto address = literal_address(parsed->encoded_host_address())) {
+    if (const std::string why = fetching.refusal_for(address->view()); !why.empty()) {
+      return "points to " + address->text() + ", " + why;
+    }
+  }
+  return "";
 }
 
 bool is_data_url(std::string_view url) {
@@ -344,6 +378,19 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
     return urls.error();
   }
   request.image_urls = std::move(*urls);
+  if (const json::value* callback = object.if_contains("callback_url"); callback != nullptr && !callback->is_null()) {
+    if (!callback->is_string()) {
+      return wrong_type("callback_url", "a URL string", *callback);
+    }
+    const std::string_view url = callback->as_string();
+    if (url.find('\0') != std::string_view::npos) {
+      return invalid("callback_url must not contain NUL characters");
+    }
+    if (const std::string reason = check_callback_url(url, fetching); !reason.empty()) {
+      return invalid("callback_url " + reason);
+    }
+    request.callback_url = std::string(url);
+  }
   return request;
 }
 

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/network_policy.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@ struct create_request {
   std::string prompt;
   std::string aspect_ratio;
   std::vector<std::string> image_urls;
+  std::optional<std::string> callback_url;  ///< where the final task is POSTed (docs/api.md#webhooks)
 };
 
 /// Parses and validates a create body against the catalog. A failure is errc::invalid_json,
@@ -34,6 +36,11 @@ struct create_request {
 /// invalid_field at once; a host name is resolved and checked by the worker (docs/security.md).
 outcome<create_request> parse_create_request(std::string_view body, const catalog& models,
                                              const fetch_policy& fetching = {});
+
+/// Checks a callback_url: https, or http to a host of fetching.webhook_http_hosts; a host, no user
+/// information, at most 2048 characters, and not an address `fetching` refuses. Returns an empty string
+/// when it is acceptable, otherwise the reason.
+std::string check_callback_url(std::string_view url, const fetch_policy& fetching = {});
 
 /// SHA-256 (hex) of the validated request with its defaults applied: two bodies that ask for the same
 /// task (members in another order, an omitted default) have the same fingerprint (Idempotency-Key).

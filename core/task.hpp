@@ -27,6 +27,13 @@ constexpr std::string_view to_string(task_type t) {
 /// Parses "image" / "video".
 std::optional<task_type> parse_task_type(std::string_view s);
 
+/// The webhook of a task created with a callback_url (docs/api.md#webhooks).
+struct task_webhook {
+  std::string status = "waiting";  ///< waiting (the task is not final), pending, delivered or failed
+  int attempts = 0;
+  std::optional<int> last_status_code;
+};
+
 /// A task as stored, with what the query endpoint needs. Media fields hold store object keys,
 /// not URLs: URLs are signed when a response is rendered.
 struct task_record {
@@ -45,6 +52,7 @@ struct task_record {
   std::optional<int> progress;            ///< 0–100 as the provider last reported it
   std::optional<std::int64_t> finished_at;  ///< Unix seconds, once final
   bool cancel_requested = false;            ///< the client asked to cancel it (docs/api.md#cancel)
+  std::optional<task_webhook> webhook;      ///< set when the task was created with a callback_url
 };
 
 }  // namespace gesso

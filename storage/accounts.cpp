@@ -1,5 +1,6 @@
 #include "storage/accounts.hpp"
 
+#include "core/webhook_signature.hpp"
 #include "storage/pool_internal.hpp"
 
 #include <algorithm>
@@ -46,6 +47,8 @@ const detail::statement revoke_key_by_hash_statement{
     "revoke_key_by_hash", std::string("UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) "
                                       "WHERE key_hash = $1 RETURNING ") +
                               key_columns};
+const detail::statement insert_secret_statement{
+    "insert_webhook_secret", "INSERT INTO webhook_secrets (account_id, secret) VALUES ($1::bigint, $2)"};
 const detail::statement add_balance_statement{
     "add_balance", "UPDATE accounts SET balance = balance + $2::bigint WHERE id = $1::bigint RETURNING id"};
 const detail::statement ledger_mismatches_statement{"ledger_mismatches", R"sql(
@@ -112,8 +115,11 @@ account_summary create_account(connection_pool& pool, std::string_view name, std
       tx.exec_prepared0(insert_grant_statement.name, id, credits, "initial credits");
     }
     tx.exec_prepared1(insert_key_statement.name, id, std::string(key_hash), std::string(key_prefix));
+    const std::string secret = new_webhook_secret();
+    tx.exec_prepared0(insert_secret_statement.name, id, secret);
     account_summary s = read_summary(tx, id).value();
     tx.commit();
+    s.webhook_secret = secret;
     return s;
   });
 }

@@ -32,12 +32,14 @@ struct account_summary {
   std::int64_t refunded = 0;
   std::array<std::int64_t, 4> tasks_by_status{};  ///< index = task_status - 1
   std::vector<key_info> keys;
+  std::optional<std::string> webhook_secret;  ///< only when the account was just created: shown once
 
   /// grants − charges + refunds: must always equal balance.
   std::int64_t ledger_balance() const { return granted - charged + refunded; }
 };
 
-/// Creates an account holding `credits` (recorded as a ledger grant) and its first key, in one transaction.
+/// Creates an account holding `credits` (recorded as a ledger grant), its first key and its webhook
+/// signing secret, in one transaction.
 account_summary create_account(connection_pool& pool, std::string_view name, std::int64_t credits,
                                std::string_view key_hash, std::string_view key_prefix);
 

@@ -33,4 +33,17 @@ announced AS (
 )
 )sql";
 
+// The webhook outbox row of every task in `finals` that was created with a callback_url (sql/012),
+// written in the statement that makes it final. ON CONFLICT: a task is final once, but a statement that
+// lost a race writes nothing twice.
+inline constexpr const char* outbox_cte = R"sql(
+outbox AS (
+    INSERT INTO webhook_deliveries (id, task_id, account_id, url)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), t.id, t.account_id, t.callback_url
+    FROM tasks t JOIN finals f ON f.id = t.id
+    WHERE t.callback_url IS NOT NULL
+    ON CONFLICT (task_id) DO NOTHING
+)
+)sql";
+
 }  // namespace gesso::storage::detail

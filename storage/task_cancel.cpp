@@ -29,7 +29,8 @@ WITH failed AS (
 ), freed AS (
     DELETE FROM route_slots WHERE task_id IN (SELECT id FROM failed)
 ),)sql") + detail::refund_cte + ", finals AS (SELECT id FROM failed), " +
-                                                    detail::announce_cte + "SELECT count(*) FROM failed, announced"};
+                                                    detail::announce_cte + "," + detail::outbox_cte +
+                                                    "SELECT count(*) FROM failed, announced"};
 
 // A running task: marked; due at once when no worker holds it (waiting at its provider, or between
 // attempts), so that a worker claims and cancels it without waiting for its next poll.

@@ -10,7 +10,7 @@ const detail::statement listing_key_statement{
     "listing_key", "SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"};
 
 // The statement for the filters a listing has: only the predicates it needs, so that the planner sees
-// each one (values are always parameters). Column 15 is the cursor's creation time in microseconds.
+// each one (values are always parameters). Column 17 is the cursor's creation time in microseconds.
 std::string listing_sql(const task_filter& f) {
   std::string sql = "SELECT t.account_id, " + std::string(detail::task_columns) + R"sql(,
        ((extract(epoch FROM t.created_at) * 1000000)::numeric(20, 0))::bigint
@@ -61,7 +61,7 @@ outcome<task_page> list_tasks(connection_pool& pool, std::string_view key_hash, 
     for (const auto& row : rows) {
       if (static_cast<int>(page.tasks.size()) == filter.limit) {
         const task_record& last = page.tasks.back();
-        page.next = task_cursor{rows[filter.limit - 1][15].as<std::int64_t>(), last.id};
+        page.next = task_cursor{rows[filter.limit - 1][17].as<std::int64_t>(), last.id};
         break;
       }
       page.tasks.push_back(detail::read_task(row));

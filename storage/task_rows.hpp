@@ -12,9 +12,11 @@ namespace gesso::storage::detail {
 inline constexpr const char* task_columns = R"sql(t.id, t.model_id, t.task_type, t.status, t.credits,
        floor(extract(epoch FROM t.created_at))::bigint, t.image_object, t.video_object, t.audio_object, t.error,
        t.error_kind, t.progress, floor(extract(epoch FROM t.finished_at))::bigint,
-       t.cancel_requested_at IS NOT NULL)sql";
+       t.cancel_requested_at IS NOT NULL, t.callback_url IS NOT NULL,
+       (SELECT d.status || ':' || d.attempts || ':' || coalesce(d.last_status_code::text, '')
+        FROM webhook_deliveries d WHERE d.task_id = t.id))sql";
 
-/// The one reader of rows that select the account id and then task_columns (15 columns).
+/// The one reader of rows that select the account id and then task_columns (17 columns).
 task_record read_task(const pqxx::row& row);
 
 }  // namespace gesso::storage::detail

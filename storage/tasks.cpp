@@ -34,9 +34,9 @@ WITH key AS (
     RETURNING a.id
 ), task AS (
     INSERT INTO tasks (id, account_id, request_id, model_id, task_type, prompt, aspect_ratio, image_urls,
-                       credits, engine, max_attempts, deadline_at)
+                       credits, engine, max_attempts, deadline_at, callback_url)
     SELECT $2, debit.id, $3, $4, $5, $6, $7, $8::jsonb, $9::bigint, $10, $11::integer,
-           now() + $12::integer * interval '1 second'
+           now() + $12::integer * interval '1 second', $15::text
     FROM debit
     RETURNING id, account_id, created_at
 ), charge AS (
@@ -82,8 +82,13 @@ WHERE k.key_hash = $1 AND k.revoked_at IS NULL
 const detail::statement authenticate_statement{
     "authenticate", "SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"};
 
-const detail::statement details_statement{"task_details",
-                                          "SELECT row_to_json(t)::text FROM tasks t WHERE id = $1"};
+// Every column of the task, and its webhook deliveries (sql/012) as one more member.
+const detail::statement details_statement{"task_details", R"sql(
+SELECT (to_jsonb(t) || jsonb_build_object('webhook_deliveries',
+            (SELECT coalesce(jsonb_agg(to_jsonb(d) - 'task_id'), '[]'::jsonb)
+             FROM webhook_deliveries d WHERE d.task_id = t.id)))::text
+FROM tasks t WHERE id = $1
+)sql"};
 
 }  // namespace
 
@@ -110,6 +115,20 @@ task_record read_task(const pqxx::row& row) {
     t.finished_at = row[13].as<std::int64_t>();
   }
   t.cancel_requested = row[14].as<bool>();
+  if (row[15].as<bool>()) {
+    task_webhook w;
+    if (!row[16].is_null()) {  // "status:attempts:code"
+      const std::string text = row[16].c_str();
+      const auto first = text.find(':');
+      const auto second = text.find(':', first + 1);
+      w.status = text.substr(0, first);
+      w.attempts = std::stoi(text.substr(first + 1, second - first - 1));
+      if (second + 1 < text.size()) {
+        w.last_status_code = std::stoi(text.substr(second + 1));
+      }
+    }
+    t.webhook = std::move(w);
+  }
   return t;
 }
 
@@ -140,7 +159,8 @@ create_attempt run_create(pqxx::connection& c, std::string_view key_hash, const 
                          std::string(request_id), model.id, std::string(to_string(model.type)), request.prompt,
                          request.aspect_ratio, urls_json, model.price, model.engine, model.max_attempts,
                          model.deadline_seconds, idem ? idem->key.c_str() : nullptr,
-                         idem ? idem->request_hash.c_str() : nullptr);
+                         idem ? idem->request_hash.c_str() : nullptr,
+                         request.callback_url ? request.callback_url->c_str() : nullptr);
   } catch (const pqxx::unique_violation&) {
     // Another create with this key committed after this statement's snapshot: nothing was written here.
     const pqxx::result account = tx.exec_prepared(authenticate_statement.name, std::string(key_hash));

@@ -1,9 +1,11 @@
 #include "server/admin/admin_cli.hpp"
 
 #include "core/ids.hpp"
+#include "core/webhook_signature.hpp"
 #include "server/runtime/process_setup.hpp"
 #include "storage/account_view.hpp"
 #include "storage/accounts.hpp"
+#include "storage/webhooks.hpp"
 #include "storage/migrations.hpp"
 #include "storage/tasks.hpp"
 
@@ -30,6 +32,8 @@ constexpr std::string_view usage = R"(usage: gesso COMMAND [--json]
                                                (0 = unlimited, "default" = the configuration's)
   key create --account ID                      add an API key (shown once)
   key revoke (--id KEY_ID | --key sk-...)      revoke a key
+  webhook rotate --account ID                  a new webhook signing secret (shown once); the
+                                               previous one stays valid for 24 hours
   credits grant --account ID --amount N [--note TEXT]
                                                add credits (a ledger grant)
   task show TASK_ID                            every stored field of a task
@@ -160,9 +164,10 @@ int account_create(const arguments& a, storage::connection_pool& pool, std::ostr
   json::object o = summary_json(s);
   o["api_key"] = key;
   o["key_id"] = s.keys.front().id;
+  o["webhook_secret"] = s.webhook_secret.value_or("");
   print(out, a, o);
   if (!a.json) {
-    err << "Store the API key now: it is shown only once.\n";
+    err << "Store the API key and the webhook secret now: they are shown only once.\n";
   }
   return 0;
 }
@@ -201,6 +206,16 @@ int account_limits(const arguments& a, storage::connection_pool& pool, std::ostr
                      {"rate_limit_per_second", shown(set->rate_per_second)},
                      {"rate_limit_burst", shown(set->burst)},
                      {"max_concurrent_tasks", shown(set->max_concurrent_tasks)}});
+  return 0;
+}
+
+int webhook_rotate(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {
+  const std::int64_t account = a.integer("account", 1, INT64_MAX);
+  const auto secret = storage::rotate_webhook_secret(pool, account, new_webhook_secret());
+  if (!secret) {
+    return report(err, secret.error());
+  }
+  print(out, a, json::object{{"account_id", account}, {"webhook_secret", *secret}, {"previous_valid_for_hours", 24}});
   return 0;
 }
 
@@ -269,7 +284,7 @@ int ledger_check(const arguments& a, storage::connection_pool& pool, std::ostrea
 using command_fn = int (*)(const arguments&, storage::connection_pool&, std::ostream&, std::ostream&);
 const std::pair<std::string_view, command_fn> commands[] = {
     {"migrate", migrate},       {"account create", account_create}, {"account show", account_show},
-    {"account limits", account_limits},
+    {"account limits", account_limits}, {"webhook rotate", webhook_rotate},
     {"key create", key_create}, {"key revoke", key_revoke},         {"credits grant", credits_grant},
     {"task show", task_show},   {"ledger check", ledger_check},
 };

@@ -5,7 +5,6 @@
 #include "server/api/api_response.hpp"
 #include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
-#include "server/api/task_json.hpp"
 #include "storage/account_view.hpp"
 #include "storage/task_listing.hpp"
 

@@ -6,7 +6,6 @@
 #include "core/media_url.hpp"
 #include "server/api/account_handlers.hpp"
 #include "server/api/api_response.hpp"
-#include "server/api/task_json.hpp"
 #include "server/api/task_waiters.hpp"
 #include "server/runtime/asio_helpers.hpp"
 #include "server/api/media_handler.hpp"

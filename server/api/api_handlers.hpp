@@ -3,6 +3,7 @@
 
 #include "core/catalog.hpp"
 #include "core/limits.hpp"
+#include "core/task_json.hpp"
 #include "core/network_policy.hpp"
 #include "server/api/http_types.hpp"
 #include "server/api/rate_limiter.hpp"
@@ -25,12 +26,7 @@ namespace gesso::api {
 
 class task_waiters;
 
-/// How result URLs are made: absolute, on the public base URL, signed and expiring.
-struct media_links {
-  std::string public_url;  ///< filled with the bound address at start-up when not configured
-  std::string signing_key;
-  std::chrono::seconds ttl{86400};
-};
+using gesso::media_links;  ///< how result URLs are made (core/task_json.hpp)
 
 /// The API server's metric families (docs/operations.md#metrics); the frontend creates them.
 struct api_metrics {

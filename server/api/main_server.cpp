@@ -29,7 +29,7 @@ int main() {
 
   try {
     const media::media_store media(cfg.media_dir);
-    const fetch_policy fetching{cfg.fetch_allowed_networks};
+    const fetch_policy fetching{cfg.fetch_allowed_networks, cfg.webhook_http_hosts};
     api::api_context context{&models, &connections, &database_calls, &links, &media, nullptr, &fetching};
     context.limit_defaults = {cfg.rate_limit_rps, cfg.rate_limit_burst, cfg.max_concurrent_tasks};
     api::rate_limiter limiter;

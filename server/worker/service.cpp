@@ -3,6 +3,7 @@
 #include "server/runtime/log.hpp"
 #include "server/worker/maintenance.hpp"
 #include "server/worker/producer.hpp"
+#include "server/worker/webhook_sender.hpp"
 #include "server/worker/worker_state.hpp"
 #include "storage/notifications.hpp"
 #include "storage/task_queue.hpp"
@@ -116,6 +117,7 @@ void service::run() {
   });
   asio::co_spawn(w.ioc, claim_loop(&w), asio::detached);
   asio::co_spawn(w.ioc, housekeeping(&w), asio::detached);
+  asio::co_spawn(w.ioc, send_webhooks(&w), asio::detached);
   log::write(log::level::info, "worker_started",
              {{"worker_id", w.settings.id}, {"concurrency", w.settings.concurrency}});
   w.ioc.run();  // returns when the loops have stopped and every held task is finalized

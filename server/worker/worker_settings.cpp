@@ -23,6 +23,8 @@ worker_settings worker_settings_from(const config& cfg) {
   settings.rescue_interval = cfg.worker_rescue_interval;
   settings.media_retention = cfg.media_retention;
   settings.default_account_cap = cfg.max_concurrent_tasks;
+  settings.links = {cfg.public_url, cfg.media_signing_key, cfg.media_url_ttl};
+  settings.webhook_policy = {cfg.fetch_allowed_networks, cfg.webhook_http_hosts};
   return settings;
 }
 

@@ -2,6 +2,7 @@
 // How a worker runs (README: GESSO_WORKER_*).
 
 #include "core/config.hpp"
+#include "core/task_json.hpp"
 
 #include <chrono>
 #include <string>
@@ -18,6 +19,8 @@ struct worker_settings {
   std::chrono::milliseconds rescue_interval{};  ///< how often overdue tasks are failed and refunded
   std::chrono::hours media_retention{};         ///< outputs older than this are deleted
   int default_account_cap = 0;  ///< an account's tasks running at once unless it has its own; 0 = none
+  media_links links;            ///< how a webhook's body signs its output URLs (as the servers do)
+  fetch_policy webhook_policy;  ///< where webhooks may be sent (the fetch policy and the http hosts)
 };
 
 /// The worker's settings from the process configuration: the id defaults to host name and process id,

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 clients=${1:-10000}
 wait_s=${2:-30}
-ulimit -n 65536
+ulimit -n "$(ulimit -Hn)"  # the client and the server each hold one descriptor per waiter
 make_accounts 1
 key=$(head -n 1 "$work/keys")
 GESSO_MAX_CONNECTIONS=$((clients + 1000)) start_server

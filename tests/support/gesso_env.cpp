@@ -38,7 +38,8 @@ test_account make_account(const std::string& name, std::int64_t credits) {
     throw std::runtime_error("account create failed: " + r.err);
   }
   const auto o = boost::json::parse(r.out).as_object();
-  return {o.at("account_id").as_int64(), std::string(o.at("api_key").as_string())};
+  return {o.at("account_id").as_int64(), std::string(o.at("api_key").as_string()),
+          std::string(o.at("webhook_secret").as_string())};
 }
 
 boost::json::object account_show(std::int64_t id) {

@@ -27,6 +27,7 @@ command_result gesso_cli(const std::vector<std::string>& args);
 struct test_account {
   std::int64_t id = 0;
   std::string key;
+  std::string webhook_secret = {};
 };
 
 /// `gesso account create --name NAME --credits N --json`.

@@ -5,6 +5,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <vector>
 
 namespace gesso::testing {
@@ -18,6 +19,7 @@ struct test_http_server::impl {
   tcp::acceptor acceptor;
   std::mutex mutex;
   std::map<std::string, test_route> routes;
+  std::vector<received_request> received;  ///< guarded by mutex
   std::atomic<bool> stopping{false};
   std::thread thread;
   std::vector<std::thread> connections;  ///< joined on destruction
@@ -50,9 +52,20 @@ test_http_server::test_http_server(const std::string& address)
         test_route r{404, {}, "not found", std::chrono::milliseconds(0)};
         {
           std::lock_guard lock(impl_->mutex);
+          received_request seen{std::string(req.method_string()), target, {}, req.body()};
+          for (const auto& field : req) {
+            std::string name(field.name_string());
+            std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+            seen.headers[name] = std::string(field.value());
+          }
+          impl_->received.push_back(std::move(seen));
           if (const auto it = impl_->routes.find(target.substr(0, target.find('?')));
               it != impl_->routes.end()) {
             r = it->second;
+            if (it->second.fail_first > 0) {
+              --it->second.fail_first;
+              r = test_route{500, {}, "try again", std::chrono::milliseconds(0)};
+            }
           }
         }
         std::this_thread::sleep_for(r.delay);
@@ -80,6 +93,11 @@ test_http_server::~test_http_server() {
   for (auto& t : impl_->connections) {
     t.join();
   }
+}
+
+std::vector<received_request> test_http_server::received() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->received;
 }
 
 void test_http_server::route(const std::string& path, test_route r) {

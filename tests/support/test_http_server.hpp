@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace gesso::testing {
 
@@ -19,6 +20,15 @@ struct test_route {
   std::map<std::string, std::string> headers = {};
   std::string body = {};
   std::chrono::milliseconds delay{0};  ///< wait before answering
+  int fail_first = 0;                  ///< the first N requests to the route answer 500 instead, at once
+};
+
+/// A request as the server received it (header names in lower case).
+struct received_request {
+  std::string method;
+  std::string target;
+  std::map<std::string, std::string> headers;
+  std::string body;
 };
 
 class test_http_server {
@@ -41,6 +51,9 @@ class test_http_server {
 
   /// Requests received so far (every connection that sent a request line).
   int requests() const { return requests_.load(); }
+
+  /// Every request received so far, in order.
+  std::vector<received_request> received() const;
 
  private:
   struct impl;

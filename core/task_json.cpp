@@ -1,11 +1,11 @@
-#include "server/api/task_json.hpp"
+#include "core/task_json.hpp"
 
 #include "core/client_error.hpp"
 #include "core/media_url.hpp"
 
 #include <chrono>
 
-namespace gesso::api {
+namespace gesso {
 namespace json = boost::json;
 
 namespace {
@@ -45,6 +45,17 @@ json::value progress_json(const task_record& t) {
   return t.progress ? json::value(*t.progress) : json::value(nullptr);
 }
 
+// The last delivery of the task's webhook, or null when it has no callback_url.
+json::value webhook_json(const task_record& t) {
+  if (!t.webhook) {
+    return nullptr;
+  }
+  return json::object{{"status", t.webhook->status},
+                      {"attempts", t.webhook->attempts},
+                      {"last_status_code", t.webhook->last_status_code ? json::value(*t.webhook->last_status_code)
+                                                                       : json::value(nullptr)}};
+}
+
 }  // namespace
 
 // The spec's fields first, in its order and unchanged; the fields added beside them follow.
@@ -63,7 +74,8 @@ json::value task_json(const task_record& t, const media_links& links) {
       {"progress", progress_json(t)},
       {"finished_at", t.finished_at ? json::value(*t.finished_at) : json::value(nullptr)},
       {"cancel_requested", t.cancel_requested},
+      {"webhook", webhook_json(t)},
   };
 }
 
-}  // namespace gesso::api
+}  // namespace gesso
