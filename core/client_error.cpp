@@ -24,8 +24,8 @@ bool all_of(std::string_view s, bool (*pred)(char)) {
 // The part before ":port", when the word ends in one.
 std::string_view without_port(std::string_view word) {
   const auto colon = word.rfind(':');
-  if (colon != std::string_view::npos && colon + 1 < word.size() && all_of(word.substr(colon + 1), is_digit) &&
-      word.find(':') == colon) {
+  if (colon != std::string_view::npos && colon + 1 < word.size() &&
+      all_of(word.substr(colon + 1), is_digit) && word.find(':') == colon) {
     return word.substr(0, colon);
   }
   return word;

@@ -10,8 +10,8 @@
 namespace gesso {
 
 /// The failure kinds a client can act on, as the API names them.
-inline constexpr std::string_view failure_kinds[] = {"invalid_input", "content_policy", "provider_unavailable",
-                                                     "deadline",      "canceled",       "internal"};
+inline constexpr std::string_view failure_kinds[] = {
+    "invalid_input", "content_policy", "provider_unavailable", "deadline", "canceled", "internal"};
 
 /// The client's message for a task that failed with `kind` (nullopt: failed before kinds were kept,
 /// shown as internal) and the stored reason `stored`. Input and policy failures and cancellations show

@@ -196,9 +196,11 @@ std::string read_texts(const reader& r, config& c) {
       std::string host = v->substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       std::erase(host, ' ');
       if (host.empty() || host.find_first_of("/:@?#") != std::string::npos) {
-        return "GESSO_WEBHOOK_HTTP_HOSTS: \"" + host + "\" is not a host name or address (comma-separated, no ports)";
+        return "GESSO_WEBHOOK_HTTP_HOSTS: \"" + host +
+               "\" is not a host name or address (comma-separated, no ports)";
       }
-      std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      std::transform(host.begin(), host.end(), host.begin(),
+                     [](unsigned char ch) { return std::tolower(ch); });
       c.webhook_http_hosts.push_back(std::move(host));
       if (comma == std::string::npos) {
         break;

@@ -63,7 +63,8 @@ struct config {
   std::string ffmpeg = "ffmpeg";  ///< GESSO_FFMPEG: the encoder the builtin engine runs
   std::vector<ip_network>
       fetch_allowed_networks;  ///< GESSO_FETCH_ALLOW_NETWORKS: non-public networks allowed
-  std::vector<std::string> webhook_http_hosts;  ///< GESSO_WEBHOOK_HTTP_HOSTS: callback hosts allowed over http
+  std::vector<std::string>
+      webhook_http_hosts;  ///< GESSO_WEBHOOK_HTTP_HOSTS: callback hosts allowed over http
 };
 
 /// Reads the configuration from `environment` ("NAME=value" entries, as in `environ`). Unknown GESSO_*

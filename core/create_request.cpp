@@ -15,8 +15,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 5> accepted_fields = {"model_id", "prompt", "image_urls", "aspect_ratio",
-                                                             "callback_url"};
+constexpr std::array<std::string_view, 5> accepted_fields = {"model_id", "prompt", "image_urls",
+                                                             "aspect_ratio", "callback_url"};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -151,9 +151,9 @@ std::string request_fingerprint(const create_request& request) {
   for (const auto& url : request.image_urls) {
     urls.emplace_back(url);
   }
-  return sha256_hex(json::serialize(json::array{request.model->id, request.prompt, request.aspect_ratio, urls,
-                                                request.callback_url ? json::value(*request.callback_url)
-                                                                     : json::value(nullptr)}));
+  return sha256_hex(json::serialize(
+      json::array{request.model->id, request.prompt, request.aspect_ratio, urls,
+                  request.callback_url ? json::value(*request.callback_url) : json::value(nullptr)}));
 }
 
 std::string check_callback_url(std::string_view url, const fetch_policy& fetching) {
@@ -173,12 +173,12 @@ std::string check_callback_url(std::string_view url, const fetch_policy& fetchin
   std::string host(parsed->encoded_host());
   std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
   const auto scheme = parsed->scheme_id();
-  const bool allowed_http =
-      std::find(fetching.webhook_http_hosts.begin(), fetching.webhook_http_hosts.end(), host) !=
-      fetching.webhook_http_hosts.end();
+  const bool allowed_http = std::find(fetching.webhook_http_hosts.begin(), fetching.webhook_http_hosts.end(),
+                                      host) != fetching.webhook_http_hosts.end();
   if (scheme != boost::urls::scheme::https && !(scheme == boost::urls::scheme::http && allowed_http)) {
-    return scheme == boost::urls::scheme::http ? "must use https (plain http only to hosts the operator allows)"
-                                               : "must use https";
+    return scheme == boost::urls::scheme::http
+               ? "must use https (plain http only to hosts the operator allows)"
+               : "must use https";
   }
   if (const auto address = literal_address(parsed->encoded_host_address())) {
     if (const std::string why = fetching.refusal_for(address->view()); !why.empty()) {
@@ -378,7 +378,8 @@ outcome<create_request> parse_create_request(std::string_view body, const catalo
     return urls.error();
   }
   request.image_urls = std::move(*urls);
-  if (const json::value* callback = object.if_contains("callback_url"); callback != nullptr && !callback->is_null()) {
+  if (const json::value* callback = object.if_contains("callback_url");
+      callback != nullptr && !callback->is_null()) {
     if (!callback->is_string()) {
       return wrong_type("callback_url", "a URL string", *callback);
     }

@@ -11,7 +11,8 @@ std::optional<int> positive(std::optional<int> v) {
 
 effective_limits resolve_limits(const limit_settings& account, const limit_settings& defaults) {
   effective_limits out;
-  out.rate_per_second = positive(account.rate_per_second ? account.rate_per_second : defaults.rate_per_second);
+  out.rate_per_second =
+      positive(account.rate_per_second ? account.rate_per_second : defaults.rate_per_second);
   if (out.rate_per_second) {
     const std::optional<int> burst = positive(account.burst ? account.burst : defaults.burst);
     out.burst = burst.value_or(2 * *out.rate_per_second);

@@ -48,7 +48,7 @@ std::optional<ip_address> literal_address(std::string_view host);
 
 /// The destinations a fetch may connect to.
 struct fetch_policy {
-  std::vector<ip_network> allowed;  ///< non-public networks the operator allows anyway
+  std::vector<ip_network> allowed;                   ///< non-public networks the operator allows anyway
   std::vector<std::string> webhook_http_hosts = {};  ///< hosts a callback_url may reach over plain http
 
   /// Empty when `address` may be contacted, otherwise the reason it may not.

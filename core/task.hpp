@@ -47,9 +47,9 @@ struct task_record {
   std::optional<std::string> image_object;
   std::optional<std::string> video_object;
   std::optional<std::string> audio_object;
-  std::optional<std::string> error;       ///< the stored reason of a failure (operators' text)
-  std::optional<std::string> error_kind;  ///< docs/api.md#failures; nullopt unless failed
-  std::optional<int> progress;            ///< 0–100 as the provider last reported it
+  std::optional<std::string> error;         ///< the stored reason of a failure (operators' text)
+  std::optional<std::string> error_kind;    ///< docs/api.md#failures; nullopt unless failed
+  std::optional<int> progress;              ///< 0–100 as the provider last reported it
   std::optional<std::int64_t> finished_at;  ///< Unix seconds, once final
   bool cancel_requested = false;            ///< the client asked to cancel it (docs/api.md#cancel)
   std::optional<task_webhook> webhook;      ///< set when the task was created with a callback_url

@@ -50,10 +50,11 @@ json::value webhook_json(const task_record& t) {
   if (!t.webhook) {
     return nullptr;
   }
-  return json::object{{"status", t.webhook->status},
-                      {"attempts", t.webhook->attempts},
-                      {"last_status_code", t.webhook->last_status_code ? json::value(*t.webhook->last_status_code)
-                                                                       : json::value(nullptr)}};
+  return json::object{
+      {"status", t.webhook->status},
+      {"attempts", t.webhook->attempts},
+      {"last_status_code",
+       t.webhook->last_status_code ? json::value(*t.webhook->last_status_code) : json::value(nullptr)}};
 }
 
 }  // namespace

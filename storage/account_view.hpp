@@ -40,7 +40,7 @@ enum class usage_grouping { model, day };
 
 /// One group of a usage report: charges and refunds whose ledger rows fall in the window.
 struct usage_group {
-  std::string key;  ///< the model id, or the UTC day as YYYY-MM-DD
+  std::string key;            ///< the model id, or the UTC day as YYYY-MM-DD
   std::int64_t tasks = 0;     ///< charges: tasks created
   std::int64_t charged = 0;   ///< credits charged
   std::int64_t refunds = 0;   ///< refunds: tasks that failed

@@ -46,7 +46,6 @@ inline std::optional<std::string> optional_text(const pqxx::field& f) {
 /// Whether an SQLSTATE means "the database is unavailable right now" rather than a bug.
 bool is_unavailable_state(const std::string& sqlstate);
 
-
 /// Runs `work(pqxx::connection&)` on a pooled connection. Connection loss, shutdown and statement
 /// timeouts become `unavailable`; other exceptions pass through unchanged.
 template <class Work>

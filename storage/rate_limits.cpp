@@ -5,8 +5,8 @@
 namespace gesso::storage {
 namespace {
 
-const detail::statement take_statement{"take_rate_tokens",
-                                       "SELECT granted, available, rate, burst FROM take_rate_tokens($1, $2, $3, $4)"};
+const detail::statement take_statement{
+    "take_rate_tokens", "SELECT granted, available, rate, burst FROM take_rate_tokens($1, $2, $3, $4)"};
 
 }  // namespace
 

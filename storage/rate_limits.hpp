@@ -9,10 +9,10 @@ namespace gesso::storage {
 
 /// What one take from a key's bucket gave.
 struct rate_tokens {
-  int granted = 0;         ///< tokens now the caller's to spend
-  double available = 0;    ///< left in the bucket after the take
-  int rate = 0;            ///< the key's refill per second; 0 = unlimited (or an unknown key)
-  int burst = 0;           ///< the bucket's size
+  int granted = 0;       ///< tokens now the caller's to spend
+  double available = 0;  ///< left in the bucket after the take
+  int rate = 0;          ///< the key's refill per second; 0 = unlimited (or an unknown key)
+  int burst = 0;         ///< the bucket's size
 };
 
 /// Takes up to `want` tokens from the key's bucket, creating it full on first use. `default_rate` and

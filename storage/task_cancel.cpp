@@ -18,7 +18,8 @@ const detail::statement key_statement{"cancel_key",
                                       "SELECT 1 FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"};
 
 // A queued task: failed as canceled, its inline inputs dropped (sql/002), refunded once.
-const detail::statement cancel_queued_statement{"cancel_queued", std::string(R"sql(
+const detail::statement cancel_queued_statement{"cancel_queued",
+                                                std::string(R"sql(
 WITH failed AS (
     UPDATE tasks t
     SET status = 4, finished_at = now(), error = 'canceled at the client''s request', error_kind = 'canceled',
@@ -43,10 +44,12 @@ WHERE id = $1 AND status = 2
 
 }  // namespace
 
-outcome<cancel_effect> cancel_task(connection_pool& pool, std::string_view key_hash, std::string_view task_id) {
+outcome<cancel_effect> cancel_task(connection_pool& pool, std::string_view key_hash,
+                                   std::string_view task_id) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<cancel_effect> {
     pqxx::work tx(c);
-    const pqxx::result row = tx.exec_prepared(lock_statement.name, std::string(key_hash), std::string(task_id));
+    const pqxx::result row =
+        tx.exec_prepared(lock_statement.name, std::string(key_hash), std::string(task_id));
     if (row.empty()) {
       if (tx.exec_prepared(key_statement.name, std::string(key_hash)).empty()) {
         return fail(errc::unauthorized, "invalid or revoked API key");
@@ -56,10 +59,12 @@ outcome<cancel_effect> cancel_task(connection_pool& pool, std::string_view key_h
     const int status = row[0][0].as<int>();
     if (status == 3 || status == 4) {
       return fail(errc::conflict, std::string("the task is already final (task_status ") +
-                                      std::to_string(status) + "); only a queued or running task can be canceled");
+                                      std::to_string(status) +
+                                      "); only a queued or running task can be canceled");
     }
     const bool queued = status == 1;
-    tx.exec_prepared(queued ? cancel_queued_statement.name : request_cancel_statement.name, std::string(task_id));
+    tx.exec_prepared(queued ? cancel_queued_statement.name : request_cancel_statement.name,
+                     std::string(task_id));
     tx.commit();
     return queued ? cancel_effect::canceled : cancel_effect::requested;
   });

@@ -19,6 +19,7 @@ enum class cancel_effect {
 
 /// Cancels the key's account's task. errc::unauthorized for a bad key, errc::not_found for an unknown
 /// id or another account's task, errc::conflict for a task that is already final.
-outcome<cancel_effect> cancel_task(connection_pool& pool, std::string_view key_hash, std::string_view task_id);
+outcome<cancel_effect> cancel_task(connection_pool& pool, std::string_view key_hash,
+                                   std::string_view task_id);
 
 }  // namespace gesso::storage

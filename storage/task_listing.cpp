@@ -29,12 +29,14 @@ WHERE t.account_id = $1)sql";
     sql += " AND t.created_at < to_timestamp($5::bigint)";
   }
   if (f.after) {
-    sql += " AND (t.created_at, t.id) < (timestamptz 'epoch' + $6::bigint * interval '1 microsecond', $7::text)";
+    sql +=
+        " AND (t.created_at, t.id) < (timestamptz 'epoch' + $6::bigint * interval '1 microsecond', $7::text)";
   }
   // Unused parameters still need a use that fixes their type.
-  sql += " AND $2::smallint IS NOT DISTINCT FROM $2 AND $3::text IS NOT DISTINCT FROM $3"
-         " AND $4::bigint IS NOT DISTINCT FROM $4 AND $5::bigint IS NOT DISTINCT FROM $5"
-         " AND $6::bigint IS NOT DISTINCT FROM $6 AND $7::text IS NOT DISTINCT FROM $7";
+  sql +=
+      " AND $2::smallint IS NOT DISTINCT FROM $2 AND $3::text IS NOT DISTINCT FROM $3"
+      " AND $4::bigint IS NOT DISTINCT FROM $4 AND $5::bigint IS NOT DISTINCT FROM $5"
+      " AND $6::bigint IS NOT DISTINCT FROM $6 AND $7::text IS NOT DISTINCT FROM $7";
   return sql + "\nORDER BY t.created_at DESC, t.id DESC\nLIMIT $8";
 }
 
@@ -51,7 +53,9 @@ outcome<task_page> list_tasks(connection_pool& pool, std::string_view key_hash, 
     const std::string after = filter.created_after ? std::to_string(*filter.created_after) : "";
     const std::string before = filter.created_before ? std::to_string(*filter.created_before) : "";
     const std::string cursor_us = filter.after ? std::to_string(filter.after->created_us) : "";
-    const auto text = [](bool present, const std::string& value) { return present ? value.c_str() : nullptr; };
+    const auto text = [](bool present, const std::string& value) {
+      return present ? value.c_str() : nullptr;
+    };
     const pqxx::result rows = tx.exec_params(
         listing_sql(filter), key[0][0].as<std::int64_t>(), text(filter.status.has_value(), status),
         filter.model_id ? filter.model_id->c_str() : nullptr, text(filter.created_after.has_value(), after),

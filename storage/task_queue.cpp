@@ -136,13 +136,12 @@ FROM (SELECT status, run_after, provider_job,
 
 const detail::statement end_leases_statement{
     "end_leases", end_leases_head + detail::refund_cte +
-                      ", finals AS (SELECT id FROM ended WHERE kind IN (0, 1)), " + detail::announce_cte + "," +
-                      detail::outbox_cte +
-                      "SELECT id FROM ended, announced"};
-const detail::statement rescue_statement{"rescue_overdue",
-                                         rescue_head + detail::refund_cte + ", finals AS (SELECT id FROM failed), " +
-                                             detail::announce_cte + "," + detail::outbox_cte +
-                                             "SELECT id, model_id, provider_job FROM failed, announced"};
+                      ", finals AS (SELECT id FROM ended WHERE kind IN (0, 1)), " + detail::announce_cte +
+                      "," + detail::outbox_cte + "SELECT id FROM ended, announced"};
+const detail::statement rescue_statement{
+    "rescue_overdue", rescue_head + detail::refund_cte + ", finals AS (SELECT id FROM failed), " +
+                          detail::announce_cte + "," + detail::outbox_cte +
+                          "SELECT id, model_id, provider_job FROM failed, announced"};
 
 // The one reader of claim_statement's rows.
 claimed_task read_claimed(const pqxx::row& row) {

@@ -73,7 +73,8 @@ WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys
                             ORDER BY created_at LIMIT $1)
 )sql"};
 
-const detail::statement find_statement{"find_task", "SELECT k.account_id, " + std::string(detail::task_columns) + R"sql(
+const detail::statement find_statement{"find_task",
+                                       "SELECT k.account_id, " + std::string(detail::task_columns) + R"sql(
 FROM api_keys k
 LEFT JOIN tasks t ON t.id = $2 AND t.account_id = k.account_id
 WHERE k.key_hash = $1 AND k.revoked_at IS NULL
@@ -139,8 +140,9 @@ namespace {
 // What one run of the create statement found.
 struct create_attempt {
   std::optional<created_task> created = std::nullopt;  ///< the task, when this run made it
-  std::optional<problem> refused = std::nullopt;       ///< a bad key, insufficient credits, the key in another create
-  std::int64_t account_id = 0;          ///< set when the Idempotency-Key was already used (replay)
+  std::optional<problem> refused =
+      std::nullopt;             ///< a bad key, insufficient credits, the key in another create
+  std::int64_t account_id = 0;  ///< set when the Idempotency-Key was already used (replay)
 };
 
 create_attempt run_create(pqxx::connection& c, std::string_view key_hash, const create_request& request,
@@ -156,9 +158,9 @@ create_attempt run_create(pqxx::connection& c, std::string_view key_hash, const 
   pqxx::result r;
   try {
     r = tx.exec_prepared(create_statement.name, std::string(key_hash), std::string(task_id),
-                         std::string(request_id), model.id, std::string(to_string(model.type)), request.prompt,
-                         request.aspect_ratio, urls_json, model.price, model.engine, model.max_attempts,
-                         model.deadline_seconds, idem ? idem->key.c_str() : nullptr,
+                         std::string(request_id), model.id, std::string(to_string(model.type)),
+                         request.prompt, request.aspect_ratio, urls_json, model.price, model.engine,
+                         model.max_attempts, model.deadline_seconds, idem ? idem->key.c_str() : nullptr,
                          idem ? idem->request_hash.c_str() : nullptr,
                          request.callback_url ? request.callback_url->c_str() : nullptr);
   } catch (const pqxx::unique_violation&) {
@@ -171,15 +173,17 @@ create_attempt run_create(pqxx::connection& c, std::string_view key_hash, const 
     return {.refused = bad_key};
   }
   if (!row[2].as<bool>()) {
-    return {.refused = problem{errc::conflict, "a create with this Idempotency-Key is in progress; retry it "
-                                               "in a moment to receive its answer"}};
+    return {.refused = problem{errc::conflict,
+                               "a create with this Idempotency-Key is in progress; retry it "
+                               "in a moment to receive its answer"}};
   }
   if (row[3].as<std::int64_t>() == 0) {
     return {.account_id = row[0].as<std::int64_t>()};
   }
   if (row[1].is_null()) {
-    return {.refused = problem{errc::insufficient_credits, "insufficient credits: " + model.id + " costs " +
-                                                               std::to_string(model.price) + " credits per task"}};
+    return {.refused =
+                problem{errc::insufficient_credits, "insufficient credits: " + model.id + " costs " +
+                                                        std::to_string(model.price) + " credits per task"}};
   }
   return {.created = created_task{.id = std::string(task_id),
                                   .request_id = std::string(request_id),

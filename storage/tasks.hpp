@@ -16,7 +16,7 @@ namespace gesso::storage {
 /// What a successful create returns to the client.
 struct created_task {
   std::string id;
-  std::string request_id;       ///< the request that created it (an earlier one, when replayed)
+  std::string request_id;  ///< the request that created it (an earlier one, when replayed)
   std::int64_t credits = 0;
   std::int64_t created_at = 0;  ///< Unix seconds; 0 when replayed
   bool replayed = false;        ///< an earlier create with the same Idempotency-Key made the task

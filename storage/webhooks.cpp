@@ -16,9 +16,9 @@ WHERE d.id IN (SELECT id FROM webhook_deliveries
 RETURNING d.id, d.task_id, d.url, d.attempts, floor(extract(epoch FROM now() - d.created_at))::bigint
 )sql"};
 
-const detail::statement content_statement{"delivery_task", "SELECT t.account_id, " +
-                                                               std::string(detail::task_columns) +
-                                                               " FROM tasks t WHERE t.id = $1"};
+const detail::statement content_statement{
+    "delivery_task",
+    "SELECT t.account_id, " + std::string(detail::task_columns) + " FROM tasks t WHERE t.id = $1"};
 
 const detail::statement secrets_statement{"delivery_secrets", R"sql(
 SELECT secret FROM webhook_secrets
@@ -42,13 +42,14 @@ const detail::statement rotate_old_statement{"rotate_secret_old", R"sql(
 UPDATE webhook_secrets SET expires_at = now() + interval '24 hours'
 WHERE account_id = $1 AND expires_at IS NULL
 )sql"};
-const detail::statement rotate_new_statement{
-    "rotate_secret_new",
-    "INSERT INTO webhook_secrets (account_id, secret) SELECT id, $2 FROM accounts WHERE id = $1 RETURNING id"};
+const detail::statement rotate_new_statement{"rotate_secret_new",
+                                             "INSERT INTO webhook_secrets (account_id, secret) SELECT id, $2 "
+                                             "FROM accounts WHERE id = $1 RETURNING id"};
 
 }  // namespace
 
-std::vector<webhook_delivery> claim_deliveries(connection_pool& pool, int limit, std::chrono::milliseconds lease) {
+std::vector<webhook_delivery> claim_deliveries(connection_pool& pool, int limit,
+                                               std::chrono::milliseconds lease) {
   return detail::with_connection(pool, [&](pqxx::connection& c) {
     pqxx::nontransaction tx(c);
     std::vector<webhook_delivery> out;

@@ -20,12 +20,13 @@ struct webhook_delivery {
   std::string id;  ///< webhook-id
   std::string task_id;
   std::string url;
-  int attempt = 0;  ///< 1 for the first; guards the end (a delivery taken over ends only once)
+  int attempt = 0;              ///< 1 for the first; guards the end (a delivery taken over ends only once)
   std::chrono::seconds age{0};  ///< since the task was final
 };
 
 /// Claims up to `limit` due deliveries.
-std::vector<webhook_delivery> claim_deliveries(connection_pool& pool, int limit, std::chrono::milliseconds lease);
+std::vector<webhook_delivery> claim_deliveries(connection_pool& pool, int limit,
+                                               std::chrono::milliseconds lease);
 
 /// What a delivery sends: the task, and the account's secrets not yet expired (newest first).
 struct webhook_content {

@@ -5,9 +5,9 @@
 #include "server/runtime/process_setup.hpp"
 #include "storage/account_view.hpp"
 #include "storage/accounts.hpp"
-#include "storage/webhooks.hpp"
 #include "storage/migrations.hpp"
 #include "storage/tasks.hpp"
+#include "storage/webhooks.hpp"
 
 #include <boost/json.hpp>
 
@@ -215,7 +215,8 @@ int webhook_rotate(const arguments& a, storage::connection_pool& pool, std::ostr
   if (!secret) {
     return report(err, secret.error());
   }
-  print(out, a, json::object{{"account_id", account}, {"webhook_secret", *secret}, {"previous_valid_for_hours", 24}});
+  print(out, a,
+        json::object{{"account_id", account}, {"webhook_secret", *secret}, {"previous_valid_for_hours", 24}});
   return 0;
 }
 
@@ -283,10 +284,16 @@ int ledger_check(const arguments& a, storage::connection_pool& pool, std::ostrea
 // The commands, by their first two words.
 using command_fn = int (*)(const arguments&, storage::connection_pool&, std::ostream&, std::ostream&);
 const std::pair<std::string_view, command_fn> commands[] = {
-    {"migrate", migrate},       {"account create", account_create}, {"account show", account_show},
-    {"account limits", account_limits}, {"webhook rotate", webhook_rotate},
-    {"key create", key_create}, {"key revoke", key_revoke},         {"credits grant", credits_grant},
-    {"task show", task_show},   {"ledger check", ledger_check},
+    {"migrate", migrate},
+    {"account create", account_create},
+    {"account show", account_show},
+    {"account limits", account_limits},
+    {"webhook rotate", webhook_rotate},
+    {"key create", key_create},
+    {"key revoke", key_revoke},
+    {"credits grant", credits_grant},
+    {"task show", task_show},
+    {"ledger check", ledger_check},
 };
 
 int run(const arguments& a, storage::connection_pool& pool, std::ostream& out, std::ostream& err) {

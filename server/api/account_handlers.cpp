@@ -60,22 +60,20 @@ outcome<task_filter> read_filter(const query_params& params) {
 
 awaitable<response> list_tasks(api_context* ctx, request_context* rc) {
   const std::string& request_id = rc->request_id;
-  auto key = bearer_key(rc->req);
-  if (!key) {
-    co_return problem_response(key.error(), request_id);
+  const auto keyed =
+      read_keyed_request(rc->req, {"status", "model_id", "created_after", "created_before", "limit", "cursor"});
+  if (!keyed) {
+    co_return problem_response(keyed.error(), request_id);
   }
-  const auto params = query_params::parse(
-      rc->req.target(), {"status", "model_id", "created_after", "created_before", "limit", "cursor"});
-  if (!params) {
-    co_return problem_response(params.error(), request_id);
-  }
-  const auto filter = read_filter(*params);
+  const auto filter = read_filter(keyed->params);
   if (!filter) {
     co_return problem_response(filter.error(), request_id);
   }
-  const std::string key_hash = hash_api_key(*key);
+  const std::string& key_hash = keyed->key_hash;
   storage::connection_pool* connections = ctx->connections;
-  auto work = [connections, &key_hash, f = &*filter] { return storage::list_tasks(*connections, key_hash, *f); };
+  auto work = [connections, &key_hash, f = &*filter] {
+    return storage::list_tasks(*connections, key_hash, *f);
+  };
   const outcome<storage::task_page> page = co_await ctx->database_calls->run(std::move(work));
   if (!page) {
     co_return problem_response(page.error(), request_id);
@@ -84,12 +82,12 @@ awaitable<response> list_tasks(api_context* ctx, request_context* rc) {
   for (const task_record& t : page->tasks) {
     tasks.push_back(task_json(t, *ctx->links));
   }
-  co_return success_response(
-      "ok",
-      json::object{{"tasks", std::move(tasks)},
-                   {"has_more", page->next.has_value()},
-                   {"next_cursor", page->next ? json::value(encode_cursor(*page->next)) : json::value(nullptr)}},
-      request_id);
+  co_return success_response("ok",
+                             json::object{{"tasks", std::move(tasks)},
+                                          {"has_more", page->next.has_value()},
+                                          {"next_cursor", page->next ? json::value(encode_cursor(*page->next))
+                                                                     : json::value(nullptr)}},
+                             request_id);
 }
 
 namespace {
@@ -107,14 +105,11 @@ std::int64_t unix_now() {
 
 awaitable<response> show_account(api_context* ctx, request_context* rc) {
   const std::string& request_id = rc->request_id;
-  auto key = bearer_key(rc->req);
-  if (!key) {
-    co_return problem_response(key.error(), request_id);
+  const auto keyed = read_keyed_request(rc->req, {});
+  if (!keyed) {
+    co_return problem_response(keyed.error(), request_id);
   }
-  if (auto params = query_params::parse(rc->req.target(), {}); !params) {
-    co_return problem_response(params.error(), request_id);
-  }
-  const std::string key_hash = hash_api_key(*key);
+  const std::string& key_hash = keyed->key_hash;
   storage::connection_pool* connections = ctx->connections;
   auto work = [connections, &key_hash] { return storage::view_account(*connections, key_hash); };
   const outcome<storage::account_view> account = co_await ctx->database_calls->run(std::move(work));
@@ -136,14 +131,11 @@ awaitable<response> show_account(api_context* ctx, request_context* rc) {
 
 awaitable<response> show_usage(api_context* ctx, request_context* rc) {
   const std::string& request_id = rc->request_id;
-  auto key = bearer_key(rc->req);
-  if (!key) {
-    co_return problem_response(key.error(), request_id);
+  const auto keyed = read_keyed_request(rc->req, {"from", "to", "group_by"});
+  if (!keyed) {
+    co_return problem_response(keyed.error(), request_id);
   }
-  const auto params = query_params::parse(rc->req.target(), {"from", "to", "group_by"});
-  if (!params) {
-    co_return problem_response(params.error(), request_id);
-  }
+  const query_params* params = &keyed->params;
   const std::int64_t now = unix_now();
   const auto from = params->integer("from", 0, latest_time);
   const auto to = params->integer("to", 0, latest_time);
@@ -158,14 +150,15 @@ awaitable<response> show_usage(api_context* ctx, request_context* rc) {
     co_return problem_response({errc::invalid_field, "from must be earlier than to"}, request_id);
   }
   if (end - start > 366 * 86400) {
-    co_return problem_response({errc::invalid_field, "from and to may be at most 366 days apart"}, request_id);
+    co_return problem_response({errc::invalid_field, "from and to may be at most 366 days apart"},
+                               request_id);
   }
   const std::string_view group_by = params->get("group_by").value_or("model");
   if (group_by != "model" && group_by != "day") {
     co_return problem_response({errc::invalid_field, "group_by must be \"model\" or \"day\""}, request_id);
   }
   const auto grouping = group_by == "model" ? storage::usage_grouping::model : storage::usage_grouping::day;
-  const std::string key_hash = hash_api_key(*key);
+  const std::string& key_hash = keyed->key_hash;
   storage::connection_pool* connections = ctx->connections;
   auto work = [connections, &key_hash, start, end, grouping] {
     return storage::account_usage(*connections, key_hash, start, end, grouping);

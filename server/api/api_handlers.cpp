@@ -6,12 +6,12 @@
 #include "core/media_url.hpp"
 #include "server/api/account_handlers.hpp"
 #include "server/api/api_response.hpp"
-#include "server/api/task_waiters.hpp"
-#include "server/runtime/asio_helpers.hpp"
 #include "server/api/media_handler.hpp"
 #include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
 #include "server/api/routes.hpp"
+#include "server/api/task_waiters.hpp"
+#include "server/runtime/asio_helpers.hpp"
 #include "storage/rate_limits.hpp"
 #include "storage/task_cancel.hpp"
 #include "storage/tasks.hpp"
@@ -69,11 +69,11 @@ awaitable<response> create_task(api_context* ctx, request_context* rc) {
       ctx->metrics->credits_charged.add({create.model->id}, static_cast<std::uint64_t>(created->credits));
     }
   }
-  response res = success_response(create_success_message,
-                                  json::object{{"task_id", created->id},
-                                               {"request_id", created->request_id},
-                                               {"credits", created->credits}},
-                                  request_id);
+  response res = success_response(
+      create_success_message,
+      json::object{
+          {"task_id", created->id}, {"request_id", created->request_id}, {"credits", created->credits}},
+      request_id);
   if (created->replayed) {
     res.set("Idempotent-Replayed", "true");
   }
@@ -86,7 +86,9 @@ awaitable<outcome<task_record>> wait_until_final(api_context* ctx, const std::st
                                                  std::string task_id, std::int64_t seconds) {
   auto waiter = std::make_shared<task_waiters::waiter>(co_await boost::asio::this_coro::executor);
   storage::connection_pool* connections = ctx->connections;
-  auto read = [connections, key_hash, id = &task_id] { return storage::find_task(*connections, *key_hash, *id); };
+  auto read = [connections, key_hash, id = &task_id] {
+    return storage::find_task(*connections, *key_hash, *id);
+  };
   if (!ctx->waiters->add(task_id, waiter)) {
     co_return co_await ctx->database_calls->run(read);
   }
@@ -104,20 +106,16 @@ awaitable<outcome<task_record>> wait_until_final(api_context* ctx, const std::st
 awaitable<response> query_task(api_context* ctx, request_context* rc, std::string_view task_id) {
   const request& req = rc->req;
   const std::string& request_id = rc->request_id;
-  auto key = bearer_key(req);
-  if (!key) {
-    co_return problem_response(key.error(), request_id);
-  }
   // Other parameters are ignored, as they always were on this endpoint of the specification.
-  const auto params = query_params::parse(req.target(), {"wait"}, query_params::unknown::ignored);
-  if (!params) {
-    co_return problem_response(params.error(), request_id);
+  const auto keyed = read_keyed_request(req, {"wait"}, query_params::unknown::ignored);
+  if (!keyed) {
+    co_return problem_response(keyed.error(), request_id);
   }
-  const auto wait = params->integer("wait", 0, 60);
+  const auto wait = keyed->params.integer("wait", 0, 60);
   if (!wait) {
     co_return problem_response(wait.error(), request_id);
   }
-  const std::string key_hash = hash_api_key(*key);
+  const std::string& key_hash = keyed->key_hash;
   storage::connection_pool* connections = ctx->connections;
   if (!is_task_id(task_id)) {
     // Not an id we could have issued: authenticate, then answer exactly as for an unknown id.
@@ -143,14 +141,11 @@ awaitable<response> query_task(api_context* ctx, request_context* rc, std::strin
 // the message says whether it was canceled (and refunded) or a worker has been asked to stop it.
 awaitable<response> cancel_task(api_context* ctx, request_context* rc, std::string_view task_id) {
   const std::string& request_id = rc->request_id;
-  auto key = bearer_key(rc->req);
-  if (!key) {
-    co_return problem_response(key.error(), request_id);
+  const auto keyed = read_keyed_request(rc->req, {});
+  if (!keyed) {
+    co_return problem_response(keyed.error(), request_id);
   }
-  if (auto params = query_params::parse(rc->req.target(), {}); !params) {
-    co_return problem_response(params.error(), request_id);
-  }
-  const std::string key_hash = hash_api_key(*key);
+  const std::string& key_hash = keyed->key_hash;
   storage::connection_pool* connections = ctx->connections;
   const std::string id(is_task_id(task_id) ? task_id : "");  // any other shape: not found, after auth
   auto work = [connections, &key_hash, &id]() -> outcome<std::pair<storage::cancel_effect, task_record>> {
@@ -220,7 +215,8 @@ void set_rate_headers(response& res, const rate_limiter::verdict& v) {
 
 // The key's rate limit (docs/api.md#limits): nullopt when the request may go on (`verdict` then says
 // which headers its response carries), else the 429. A malformed key is left to the handler's 401.
-awaitable<std::optional<response>> rate_limit(api_context* ctx, request_context* rc, rate_limiter::verdict* verdict) {
+awaitable<std::optional<response>> rate_limit(api_context* ctx, request_context* rc,
+                                              rate_limiter::verdict* verdict) {
   auto key = bearer_key(rc->req);
   if (ctx->limiter == nullptr || !key) {
     co_return std::nullopt;
@@ -281,7 +277,6 @@ awaitable<response> dispatch(api_context* ctx, request_context* rc, const matche
   }
   co_return problem_response({errc::not_found, "no such endpoint"}, request_id);  // not reached
 }
-
 
 awaitable<response> route(api_context* ctx, request_context* rc) {
   const matched_route m = match_route(rc->req.target());

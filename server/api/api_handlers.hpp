@@ -3,8 +3,8 @@
 
 #include "core/catalog.hpp"
 #include "core/limits.hpp"
-#include "core/task_json.hpp"
 #include "core/network_policy.hpp"
+#include "core/task_json.hpp"
 #include "server/api/http_types.hpp"
 #include "server/api/rate_limiter.hpp"
 #include "server/api/task_signal.hpp"
@@ -48,8 +48,8 @@ struct api_context {
   task_signal* wake_workers = nullptr;     ///< pokes workers after creates (one NOTIFY per window)
   const fetch_policy* fetching = nullptr;  ///< what workers may fetch: image URLs they would refuse are 400
   const std::atomic<bool>* drain_started =
-      nullptr;                     ///< set by the frontend when a drain begins: /readyz fails
-  api_metrics* metrics = nullptr;  ///< set by the frontend
+      nullptr;                         ///< set by the frontend when a drain begins: /readyz fails
+  api_metrics* metrics = nullptr;      ///< set by the frontend
   limit_settings limit_defaults = {};  ///< the configuration's per-account limits (core/limits.hpp)
   rate_limiter* limiter = nullptr;     ///< the per-key rate limit; unset, none is applied
   task_waiters* waiters = nullptr;     ///< requests waiting for final tasks; unset, ?wait answers at once

@@ -106,8 +106,8 @@ outcome<std::optional<std::int64_t>> query_params::integer(std::string_view name
     return fail(errc::invalid_field, std::string(name) + " must be an integer from " + range);
   }
   if (value < min || value > max) {
-    return fail(errc::invalid_field, std::string(name) + " must be from " + range + " (it is " +
-                                         std::to_string(value) + ")");
+    return fail(errc::invalid_field,
+                std::string(name) + " must be from " + range + " (it is " + std::to_string(value) + ")");
   }
   return std::optional<std::int64_t>(value);
 }

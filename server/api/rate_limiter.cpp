@@ -22,7 +22,8 @@ rate_limiter::verdict rate_limiter::spend(entry& e) {
   return v;
 }
 
-std::optional<rate_limiter::verdict> rate_limiter::try_local(const std::string& key_hash, clock::time_point now) {
+std::optional<rate_limiter::verdict> rate_limiter::try_local(const std::string& key_hash,
+                                                             clock::time_point now) {
   std::lock_guard lock(mutex_);
   const auto it = keys_.find(key_hash);
   if (it == keys_.end()) {

@@ -25,8 +25,8 @@ class rate_limiter {
     bool limited = false;  ///< the key has a rate limit: the headers are sent
     int rate = 0;
     int burst = 0;
-    int remaining = 0;  ///< tokens left in the bucket, as this server last saw it
-    int reset_s = 0;    ///< seconds until the bucket is full again
+    int remaining = 0;      ///< tokens left in the bucket, as this server last saw it
+    int reset_s = 0;        ///< seconds until the bucket is full again
     int retry_after_s = 0;  ///< refused: seconds until a token is there
   };
 

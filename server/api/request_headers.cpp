@@ -51,6 +51,19 @@ outcome<std::optional<std::string>> idempotency_key(const request& req) {
   return std::optional<std::string>(value);
 }
 
+outcome<keyed_request> read_keyed_request(const request& req, std::initializer_list<std::string_view> accepted,
+                                          query_params::unknown others) {
+  auto key = bearer_key(req);
+  if (!key) {
+    return key.error();
+  }
+  auto params = query_params::parse(req.target(), accepted, others);
+  if (!params) {
+    return params.error();
+  }
+  return keyed_request{hash_api_key(*key), std::move(*params)};
+}
+
 bool is_json_content(const request& req) {
   const auto header = req.find(http::field::content_type);
   if (header == req.end()) {

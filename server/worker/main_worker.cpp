@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
 
   try {
     media::media_store media(cfg.media_dir);
-    const engines::engine_environment environment{cfg.ffmpeg, fetch_policy{cfg.fetch_allowed_networks, cfg.webhook_http_hosts}};
+    const engines::engine_environment environment{
+        cfg.ffmpeg, fetch_policy{cfg.fetch_allowed_networks, cfg.webhook_http_hosts}};
     worker::service w(settings, models, environment, database, media);
     // Probes: alive while the claim loop turns (it waits at most a poll interval, plus a slow
     // database call); ready while not draining and the database answered the last claim.

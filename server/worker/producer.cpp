@@ -21,7 +21,7 @@ awaitable<void> claim_loop(service::impl* w) {
       try {
         auto claim = [w, free] {
           return storage::claim_due(w->connections, w->settings.id, free, w->settings.lease,
-                                   w->settings.default_account_cap);
+                                    w->settings.default_account_cap);
         };
         const auto started = std::chrono::steady_clock::now();
         claimed = co_await w->database_calls.run(std::move(claim));

@@ -40,7 +40,8 @@ storage::delivery_end attempt(service::impl* w, const storage::webhook_delivery&
   }
   const std::string body = boost::json::serialize(task_json(content->task, w->settings.links));
   const std::string timestamp = std::to_string(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
   const auto signature = webhook_signature(content->secrets, d.id, timestamp, body);
   if (!signature) {
     return {.error = "a webhook secret of the account is malformed"};
@@ -76,11 +77,14 @@ awaitable<void> deliver(service::impl* w, std::shared_ptr<storage::webhook_deliv
     end.retry_in = webhook_retry_in(d->attempt, d->age, jitter());
   }
   try {
-    auto finish = [w, d = d.get(), e = &end] { return storage::end_delivery(w->connections, d->id, d->attempt, *e); };
+    auto finish = [w, d = d.get(), e = &end] {
+      return storage::end_delivery(w->connections, d->id, d->attempt, *e);
+    };
     co_await w->database_calls.run(std::move(finish));
-    log::write(end.delivered ? log::level::info : log::level::warn,
-               end.delivered ? "webhook_delivered" : "webhook_not_delivered",
-               {{"webhook_id", d->id}, {"task_id", d->task_id}, {"attempt", d->attempt}, {"reason", end.error}});
+    log::write(
+        end.delivered ? log::level::info : log::level::warn,
+        end.delivered ? "webhook_delivered" : "webhook_not_delivered",
+        {{"webhook_id", d->id}, {"task_id", d->task_id}, {"attempt", d->attempt}, {"reason", end.error}});
   } catch (const std::exception& e) {
     // The lease runs out and another attempt follows, with the same webhook-id.
     log::write(log::level::warn, "webhook_end_failed", {{"webhook_id", d->id}, {"reason", e.what()}});
@@ -90,7 +94,8 @@ awaitable<void> deliver(service::impl* w, std::shared_ptr<storage::webhook_deliv
 
 }  // namespace
 
-std::optional<std::chrono::milliseconds> webhook_retry_in(int attempt, std::chrono::seconds age, double jitter) {
+std::optional<std::chrono::milliseconds> webhook_retry_in(int attempt, std::chrono::seconds age,
+                                                          double jitter) {
   if (age >= 24h) {
     return std::nullopt;
   }
@@ -115,7 +120,8 @@ awaitable<void> send_webhooks(service::impl* w) {
     }
     for (auto& d : due) {
       ++in_flight;
-      asio::co_spawn(w->ioc, deliver(w, std::make_shared<storage::webhook_delivery>(std::move(d)), &in_flight),
+      asio::co_spawn(w->ioc,
+                     deliver(w, std::make_shared<storage::webhook_delivery>(std::move(d)), &in_flight),
                      asio::detached);
     }
     co_await runtime::sleep_for(&pause, due.empty() ? 500ms : 50ms);

@@ -17,6 +17,7 @@ boost::asio::awaitable<void> send_webhooks(service::impl* w);
 
 /// When to try again after `attempt` failed attempts of a delivery `age` old, with `jitter` in [0, 1]:
 /// 5 s doubling to an hour, ±20 %; nullopt once 24 hours have passed.
-std::optional<std::chrono::milliseconds> webhook_retry_in(int attempt, std::chrono::seconds age, double jitter);
+std::optional<std::chrono::milliseconds> webhook_retry_in(int attempt, std::chrono::seconds age,
+                                                          double jitter);
 
 }  // namespace gesso::worker

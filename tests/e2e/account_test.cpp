@@ -38,7 +38,8 @@ BOOST_AUTO_TEST_CASE(the_account_shows_its_balance_and_the_limits_that_hold) {
   BOOST_TEST(data.at("account_id").as_int64() == account.id);
   BOOST_TEST(data.at("name").as_string() == "acct-show");
   BOOST_TEST(data.at("balance").as_int64() == 94);
-  BOOST_TEST(data.at("limits") == json::parse(R"({"requests_per_second":50,"burst":100,"max_concurrent_tasks":null})"));
+  BOOST_TEST(data.at("limits") ==
+             json::parse(R"({"requests_per_second":50,"burst":100,"max_concurrent_tasks":null})"));
 
   // The operator sets the account's own limits; "default" gives one back to the configuration.
   const auto set = gesso_cli({"account", "limits", "--account", std::to_string(account.id), "--rate", "5",
@@ -63,7 +64,8 @@ BOOST_AUTO_TEST_CASE(the_account_shows_its_balance_and_the_limits_that_hold) {
     BOOST_TEST(refused.err.find(bad[0] + " must be a whole number") != std::string::npos, refused.err);
   }
   BOOST_TEST(gesso_cli({"account", "limits", "--account", "999999999"}).exit_code == 1);
-  BOOST_TEST(get(client, account, "/api/v1/account").json().at("data").at("limits").at("burst").as_int64() == 7);
+  BOOST_TEST(get(client, account, "/api/v1/account").json().at("data").at("limits").at("burst").as_int64() ==
+             7);
   BOOST_TEST(server.stop() == 0);
 }
 
@@ -87,7 +89,8 @@ BOOST_AUTO_TEST_CASE(usage_comes_from_the_ledger_by_model_and_by_day) {
   BOOST_TEST(data.at("groups") == json::parse(R"([
     {"model_id":"vendor3-image-2","tasks":1,"charged":8,"refunds":0,"refunded":0,"net":8},
     {"model_id":"vendor4-2","tasks":2,"charged":12,"refunds":1,"refunded":6,"net":6}])"));
-  BOOST_TEST(data.at("totals") == json::parse(R"({"tasks":3,"charged":20,"refunds":1,"refunded":6,"net":14})"));
+  BOOST_TEST(data.at("totals") ==
+             json::parse(R"({"tasks":3,"charged":20,"refunds":1,"refunded":6,"net":14})"));
   BOOST_TEST(data.at("to").as_int64() - data.at("from").as_int64() == 30 * 86400);  // the default window
 
   const auto by_day = get(client, account, "/api/v1/account/usage?group_by=day").json().at("data");
@@ -97,8 +100,9 @@ BOOST_AUTO_TEST_CASE(usage_comes_from_the_ledger_by_model_and_by_day) {
 
   // A window that ends before the tasks were made holds none of them; `from` alone runs to now.
   const std::int64_t now = unix_now();
-  const auto before = get(client, account, "/api/v1/account/usage?from=" + std::to_string(now - 86400) +
-                                               "&to=" + std::to_string(now - 3600));
+  const auto before =
+      get(client, account,
+          "/api/v1/account/usage?from=" + std::to_string(now - 86400) + "&to=" + std::to_string(now - 3600));
   BOOST_TEST(before.json().at("data").at("groups").as_array().empty());
   const auto recent = get(client, account, "/api/v1/account/usage?from=" + std::to_string(now - 600));
   BOOST_TEST(recent.json().at("data").at("totals").at("tasks").as_int64() == 3);
@@ -115,7 +119,8 @@ BOOST_AUTO_TEST_CASE(bad_account_requests_answer_with_the_problem) {
     std::string message;
   };
   const bad cases[] = {
-      {"/api/v1/account?verbose=1", 400, "unknown parameter \"verbose\"; this endpoint accepts no parameters"},
+      {"/api/v1/account?verbose=1", 400,
+       "unknown parameter \"verbose\"; this endpoint accepts no parameters"},
       {"/api/v1/account/usage?group_by=week", 400, "group_by must be \"model\" or \"day\""},
       {"/api/v1/account/usage?group_by=", 400, "group_by must be \"model\" or \"day\""},
       {"/api/v1/account/usage?from=yesterday", 400, "from must be an integer"},
@@ -123,7 +128,8 @@ BOOST_AUTO_TEST_CASE(bad_account_requests_answer_with_the_problem) {
       {"/api/v1/account/usage?from=2000&to=1000", 400, "from must be earlier than to"},
       {"/api/v1/account/usage?from=0&to=100000000", 400, "at most 366 days apart"},
       {"/api/v1/account/usage?from=1&from=2", 400, "given more than once"},
-      {"/api/v1/account/usage?model_id=x", 400, "unknown parameter \"model_id\"; accepted parameters are from, to, group_by"},
+      {"/api/v1/account/usage?model_id=x", 400,
+       "unknown parameter \"model_id\"; accepted parameters are from, to, group_by"},
   };
   for (const auto& c : cases) {
     BOOST_TEST_CONTEXT(c.target) {
@@ -135,7 +141,8 @@ BOOST_AUTO_TEST_CASE(bad_account_requests_answer_with_the_problem) {
   }
   BOOST_TEST(client.request("GET", "/api/v1/account").status == 401);
   BOOST_TEST(client.request("GET", "/api/v1/account/usage").status == 401);
-  const auto post = client.request("POST", "/api/v1/account", "", {{"Authorization", "Bearer " + account.key}});
+  const auto post =
+      client.request("POST", "/api/v1/account", "", {{"Authorization", "Bearer " + account.key}});
   BOOST_TEST(post.status == 405);
   BOOST_TEST(post.header("allow") == "GET");
   BOOST_TEST(server.stop() == 0);

@@ -76,13 +76,15 @@ BOOST_AUTO_TEST_CASE(create_and_query_every_model) {
       for (const auto& member : task) {
         order.emplace_back(member.key());
       }
-      BOOST_TEST((order == std::vector<std::string>{"task_id", "task_status", "task_type", "model_id", "image_url",
-                                                    "video_url", "audio_url", "credits", "created_at", "error",
-                                                    "progress", "finished_at", "cancel_requested"}));
+      BOOST_TEST(
+          (order == std::vector<std::string>{"task_id", "task_status", "task_type", "model_id", "image_url",
+                                             "video_url", "audio_url", "credits", "created_at", "error",
+                                             "progress", "finished_at", "cancel_requested", "webhook"}));
       BOOST_TEST(task.at("error").is_null());
       BOOST_TEST(task.at("progress").as_int64() == 0);
       BOOST_TEST(task.at("finished_at").is_null());
       BOOST_TEST(!task.at("cancel_requested").as_bool());
+      BOOST_TEST(task.at("webhook").is_null());
       BOOST_TEST(task.at("task_id").as_string() == task_id);
       BOOST_TEST(task.at("task_status").as_int64() == 1);  // queued: no worker runs in this test
       BOOST_TEST(task.at("task_type").as_string() == to_string(model.type));

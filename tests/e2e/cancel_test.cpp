@@ -33,7 +33,8 @@ env_map with_race_catalog(env_map env = {}) {
 }
 
 std::string create(const http_client& client, const test_account& account, const std::string& model) {
-  const auto reply = client.create(account.key, json::serialize(json::object{{"model_id", model}, {"prompt", "p"}}));
+  const auto reply =
+      client.create(account.key, json::serialize(json::object{{"model_id", model}, {"prompt", "p"}}));
   BOOST_REQUIRE_MESSAGE(reply.status == 200, reply.body);
   return std::string(reply.json().at("data").at("task_id").as_string());
 }
@@ -100,7 +101,8 @@ BOOST_AUTO_TEST_CASE(bad_cancels_answer_with_the_problem_and_change_nothing) {
       {"no key", client.request("POST", path), 401, "missing Authorization header"},
       {"a revoked-looking key", client.cancel("sk-" + std::string(43, 'A'), id), 401, "invalid or revoked"},
       {"GET", client.request("GET", path, "", auth), 405, "accepts POST"},
-      {"a parameter", client.request("POST", path + "?force=true", "", auth), 400, "unknown parameter \"force\""},
+      {"a parameter", client.request("POST", path + "?force=true", "", auth), 400,
+       "unknown parameter \"force\""},
   };
   for (const auto& c : cases) {
     BOOST_TEST_CONTEXT(c.name) {
@@ -159,10 +161,13 @@ BOOST_AUTO_TEST_CASE(every_race_of_cancel_against_a_worker_refunds_exactly_once)
   BOOST_TEST(canceled > 0);
   // Exactly one refund per failed task, none for a succeeded one, and the books balance.
   const std::string refunds = cluster().psql(
-      "SELECT count(*) FILTER (WHERE t.status = 4 AND r.n = 1), count(*) FILTER (WHERE t.status = 4 AND r.n IS "
+      "SELECT count(*) FILTER (WHERE t.status = 4 AND r.n = 1), count(*) FILTER (WHERE t.status = 4 AND r.n "
+      "IS "
       "DISTINCT FROM 1), count(*) FILTER (WHERE t.status = 3 AND r.n IS NOT NULL) FROM tasks t LEFT JOIN "
-      "(SELECT task_id, count(*) AS n FROM ledger WHERE kind = 'refund' GROUP BY task_id) r ON r.task_id = t.id "
-      "WHERE t.account_id = " + std::to_string(account.id));
+      "(SELECT task_id, count(*) AS n FROM ledger WHERE kind = 'refund' GROUP BY task_id) r ON r.task_id = "
+      "t.id "
+      "WHERE t.account_id = " +
+      std::to_string(account.id));
   BOOST_TEST(refunds == std::to_string(failed) + "|0|0\n");
   const json::object shown = account_show(account.id);
   BOOST_TEST(shown.at("consistent").as_bool());

@@ -27,12 +27,13 @@ http_reply create_with_key(const http_client& client, const test_account& accoun
 }
 
 std::int64_t tasks_of(const test_account& account) {
-  return std::stoll(cluster().psql("SELECT count(*) FROM tasks WHERE account_id = " + std::to_string(account.id)));
+  return std::stoll(
+      cluster().psql("SELECT count(*) FROM tasks WHERE account_id = " + std::to_string(account.id)));
 }
 
 std::int64_t keys_of(const test_account& account) {
-  return std::stoll(
-      cluster().psql("SELECT count(*) FROM idempotency_keys WHERE account_id = " + std::to_string(account.id)));
+  return std::stoll(cluster().psql("SELECT count(*) FROM idempotency_keys WHERE account_id = " +
+                                   std::to_string(account.id)));
 }
 
 }  // namespace
@@ -47,9 +48,8 @@ BOOST_AUTO_TEST_CASE(a_retry_with_the_same_key_replays_the_first_answer_and_pays
   BOOST_TEST_REQUIRE(first.status == 200, first.body);
   BOOST_TEST(first.header("idempotent-replayed").empty());
   // The same request, written differently (members in another order, the default ratio spelled out).
-  const auto again =
-      create_with_key(client, account, R"({"prompt":"a fox","aspect_ratio":"1:1","model_id":"vendor4-2"})",
-                      "order-1");
+  const auto again = create_with_key(
+      client, account, R"({"prompt":"a fox","aspect_ratio":"1:1","model_id":"vendor4-2"})", "order-1");
   BOOST_TEST_REQUIRE(again.status == 200, again.body);
   BOOST_TEST(again.header("idempotent-replayed") == "true");
   BOOST_TEST(again.json().at("data") == first.json().at("data"));  // task_id, request_id, credits
@@ -59,11 +59,12 @@ BOOST_AUTO_TEST_CASE(a_retry_with_the_same_key_replays_the_first_answer_and_pays
   BOOST_TEST(account_show(account.id).at("balance").as_int64() == 94);
 
   // A different body under the same key: 422, nothing written.
-  const auto different = create_with_key(client, account, R"({"model_id":"vendor4-2","prompt":"a cat"})",
-                                         "order-1");
+  const auto different =
+      create_with_key(client, account, R"({"model_id":"vendor4-2","prompt":"a cat"})", "order-1");
   BOOST_TEST(different.status == 422, different.body);
   BOOST_TEST(different.json().at("code").as_int64() == 0);
-  BOOST_TEST(std::string(different.json().at("msg").as_string()).find("different request") != std::string::npos);
+  BOOST_TEST(std::string(different.json().at("msg").as_string()).find("different request") !=
+             std::string::npos);
   BOOST_TEST(tasks_of(account) == 1);
   BOOST_TEST(account_show(account.id).at("balance").as_int64() == 94);
 
@@ -138,7 +139,8 @@ BOOST_AUTO_TEST_CASE(a_key_is_kept_24_hours_then_makes_a_new_task) {
   BOOST_TEST_REQUIRE(first.status == 200);
   cluster().psql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE account_id = " +
                  std::to_string(account.id));
-  const auto later = create_with_key(client, account, R"({"model_id":"vendor4-2","prompt":"another"})", "daily");
+  const auto later =
+      create_with_key(client, account, R"({"model_id":"vendor4-2","prompt":"another"})", "daily");
   BOOST_TEST(later.status == 200, later.body);
   BOOST_TEST(later.header("idempotent-replayed").empty());
   BOOST_TEST(later.json().at("data").at("task_id") != first.json().at("data").at("task_id"));
@@ -154,16 +156,18 @@ BOOST_AUTO_TEST_CASE(a_worker_forgets_keys_past_their_24_hours) {
   const auto client = server.client();
   BOOST_TEST(create_with_key(client, account, fox, "old").status == 200);
   BOOST_TEST(create_with_key(client, account, fox, "new").status == 200);
-  cluster().psql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old' AND "
-                 "account_id = " + std::to_string(account.id));
+  cluster().psql(
+      "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old' AND "
+      "account_id = " +
+      std::to_string(account.id));
   worker_process worker(env_map{{"GESSO_WORKER_RESCUE_MS", "200"}});
   for (int i = 0; i < 100 && keys_of(account) != 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::ifstream log_file(worker.log_path());
   const std::string log(std::istreambuf_iterator<char>(log_file), {});
-  BOOST_TEST(cluster().psql("SELECT key FROM idempotency_keys WHERE account_id = " + std::to_string(account.id)) ==
-             "new\n");
+  BOOST_TEST(cluster().psql("SELECT key FROM idempotency_keys WHERE account_id = " +
+                            std::to_string(account.id)) == "new\n");
   // Every round of upkeep ran whole (a statement missing from the prepared set once failed each round
   // before it reached the media retention sweep).
   BOOST_TEST(log.find("housekeeping_failed") == std::string::npos, log);
@@ -182,19 +186,23 @@ BOOST_AUTO_TEST_CASE(bad_keys_are_refused_before_anything_is_written) {
   };
   const bad cases[] = {
       {"empty", "Idempotency-Key: \r\n", "1 to 255 characters"},
-      {"too long", "Idempotency-Key: " + std::string(256, 'k') + "\r\n", "1 to 255 characters long (it is 256)"},
+      {"too long", "Idempotency-Key: " + std::string(256, 'k') + "\r\n",
+       "1 to 255 characters long (it is 256)"},
       {"non-ASCII", "Idempotency-Key: caf\xc3\xa9\r\n", "printable ASCII"},
       // Control characters are not allowed in any header value (RFC 9110 §5.5): the parser refuses them.
-      {"control character", "Idempotency-Key: a\x01" "b\r\n", "malformed HTTP request"},
+      {"control character",
+       "Idempotency-Key: a\x01"
+       "b\r\n",
+       "malformed HTTP request"},
       {"DEL", "Idempotency-Key: a\x7f\r\n", "malformed HTTP request"},
       {"sent twice", "Idempotency-Key: one\r\nIdempotency-Key: one\r\n", "more than once"},
   };
   for (const auto& c : cases) {
     BOOST_TEST_CONTEXT(c.name) {
-      const std::string reply = client.raw("POST /api/v1/tasks/create HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
-                                           account.key + "\r\nContent-Type: application/json\r\n" + c.header_lines +
-                                           "Content-Length: " + std::to_string(fox.size()) +
-                                           "\r\nConnection: close\r\n\r\n" + fox);
+      const std::string reply =
+          client.raw("POST /api/v1/tasks/create HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + account.key +
+                     "\r\nContent-Type: application/json\r\n" + c.header_lines +
+                     "Content-Length: " + std::to_string(fox.size()) + "\r\nConnection: close\r\n\r\n" + fox);
       BOOST_TEST(reply.starts_with("HTTP/1.1 400"), reply);
       BOOST_TEST(reply.find(c.message) != std::string::npos, reply);
     }

@@ -19,13 +19,15 @@ http_reply list(const http_client& client, const test_account& account, const st
 }
 
 std::string create(const http_client& client, const test_account& account, const std::string& model) {
-  const auto reply = client.create(account.key, json::serialize(json::object{{"model_id", model}, {"prompt", "p"}}));
+  const auto reply =
+      client.create(account.key, json::serialize(json::object{{"model_id", model}, {"prompt", "p"}}));
   BOOST_REQUIRE_MESSAGE(reply.status == 200, reply.body);
   return std::string(reply.json().at("data").at("task_id").as_string());
 }
 
 // Every task id a listing returns, following next_cursor to the end, `query` on every page.
-std::vector<std::string> walk(const http_client& client, const test_account& account, const std::string& query) {
+std::vector<std::string> walk(const http_client& client, const test_account& account,
+                              const std::string& query) {
   std::vector<std::string> ids;
   std::string cursor;
   for (int page = 0; page < 100; ++page) {

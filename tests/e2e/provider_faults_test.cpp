@@ -58,7 +58,8 @@ BOOST_AUTO_TEST_CASE(a_task_canceled_while_at_its_provider_is_canceled_there_and
   BOOST_TEST_REQUIRE(details(id).at("provider_job").is_string());  // submitted: waiting at fal
   const auto canceled = server->client().cancel(account.key, id);
   BOOST_TEST(canceled.status == 200, canceled.body);
-  BOOST_TEST(canceled.json().at("msg").as_string() == "cancel requested; the task is refunded if it ends failed");
+  BOOST_TEST(canceled.json().at("msg").as_string() ==
+             "cancel requested; the task is refunded if it ends failed");
   BOOST_TEST(canceled.json().at("data").at("task_status").as_int64() == 2);
   BOOST_TEST(canceled.json().at("data").at("cancel_requested").as_bool());
   const poll_result done = finish(id);

@@ -21,9 +21,12 @@ BOOST_AUTO_TEST_CASE(a_key_past_its_rate_gets_429_on_every_server) {
   server_process second(limited);
   const auto account = make_account("rate-limited", 1000);
   const auto other = make_account("rate-other", 1000);
-  const std::string task =
-      std::string(first.client().create(account.key, R"({"model_id":"vendor4-2","prompt":"p"})")
-                      .json().at("data").at("task_id").as_string());
+  const std::string task = std::string(first.client()
+                                           .create(account.key, R"({"model_id":"vendor4-2","prompt":"p"})")
+                                           .json()
+                                           .at("data")
+                                           .at("task_id")
+                                           .as_string());
   int admitted = 1;  // the create
   int refused = 0;
   http_reply last_refusal;
@@ -47,7 +50,8 @@ BOOST_AUTO_TEST_CASE(a_key_past_its_rate_gets_429_on_every_server) {
   BOOST_TEST(admitted >= 8);  // at most one server's unspent batch (a token) is lost per server
   BOOST_TEST_REQUIRE(refused > 0);
   BOOST_TEST(last_refusal.json().at("code").as_int64() == 0);
-  BOOST_TEST(std::string(last_refusal.json().at("msg").as_string()).find("rate limit exceeded") != std::string::npos);
+  BOOST_TEST(std::string(last_refusal.json().at("msg").as_string()).find("rate limit exceeded") !=
+             std::string::npos);
   const int retry_after = std::stoi(last_refusal.header("retry-after"));
   BOOST_TEST(retry_after >= 1);
   BOOST_TEST(retry_after <= 2);
@@ -60,7 +64,9 @@ BOOST_AUTO_TEST_CASE(a_key_past_its_rate_gets_429_on_every_server) {
   BOOST_TEST(second.client().query(account.key, task).status == 200);
 
   // The account's own setting wins over the configuration: 0 is unlimited, and sends no headers.
-  BOOST_TEST(gesso_cli({"account", "limits", "--account", std::to_string(account.id), "--rate", "0"}).exit_code == 0);
+  BOOST_TEST(
+      gesso_cli({"account", "limits", "--account", std::to_string(account.id), "--rate", "0"}).exit_code ==
+      0);
   std::this_thread::sleep_for(1100ms);  // the servers' batches expire within a second
   for (int i = 0; i < 30; ++i) {
     const auto reply = first.client().query(account.key, task);
@@ -79,7 +85,8 @@ BOOST_AUTO_TEST_CASE(without_a_limit_no_header_changes) {
   BOOST_TEST(created.header("ratelimit").empty());
   BOOST_TEST(created.header("ratelimit-policy").empty());
   for (int i = 0; i < 50; ++i) {
-    BOOST_TEST(server.client().query(account.key, std::string(created.json().at("data").at("task_id").as_string()))
+    BOOST_TEST(server.client()
+                   .query(account.key, std::string(created.json().at("data").at("task_id").as_string()))
                    .status == 200);
   }
   BOOST_TEST(server.stop() == 0);

@@ -27,14 +27,16 @@ env_map with_wait_catalog() {
 }
 
 std::string create(const http_client& client, const test_account& account, const std::string& model) {
-  const auto reply = client.create(account.key, json::serialize(json::object{{"model_id", model}, {"prompt", "p"}}));
+  const auto reply =
+      client.create(account.key, json::serialize(json::object{{"model_id", model}, {"prompt", "p"}}));
   BOOST_REQUIRE_MESSAGE(reply.status == 200, reply.body);
   return std::string(reply.json().at("data").at("task_id").as_string());
 }
 
 http_reply wait_for(const http_client& client, const test_account& account, const std::string& id,
                     const std::string& query) {
-  return client.request("GET", "/api/v1/tasks/" + id + query, "", {{"Authorization", "Bearer " + account.key}});
+  return client.request("GET", "/api/v1/tasks/" + id + query, "",
+                        {{"Authorization", "Bearer " + account.key}});
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -59,15 +61,16 @@ BOOST_AUTO_TEST_CASE(a_wait_answers_when_the_task_is_final) {
       BOOST_TEST(reply.status == 200, reply.body);
       const std::int64_t status = reply.json().at("data").at("task_status").as_int64();
       BOOST_TEST(status == (model == "slow" ? 3 : 4));
-      BOOST_TEST(took >= 0.7);   // it did wait for the render
-      BOOST_TEST(took < 5.0);    // and was woken, not timed out
+      BOOST_TEST(took >= 0.7);  // it did wait for the render
+      BOOST_TEST(took < 5.0);   // and was woken, not timed out
     }
   }
   // Many waiters on one task wake together; a final task answers at once.
   const std::string id = create(client, account, "slow");
   std::vector<std::future<http_reply>> waiting;
   for (int i = 0; i < 20; ++i) {
-    waiting.push_back(std::async(std::launch::async, [&] { return wait_for(client, account, id, "?wait=30"); }));
+    waiting.push_back(
+        std::async(std::launch::async, [&] { return wait_for(client, account, id, "?wait=30"); }));
   }
   for (auto& w : waiting) {
     BOOST_TEST(w.get().json().at("data").at("task_status").as_int64() == 3);

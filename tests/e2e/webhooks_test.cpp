@@ -34,7 +34,8 @@ env_map hook_env(env_map extra = {}) {
 std::string create(const http_client& client, const test_account& account, const std::string& model,
                    const std::string& callback) {
   const auto reply = client.create(
-      account.key, json::serialize(json::object{{"model_id", model}, {"prompt", "p"}, {"callback_url", callback}}));
+      account.key,
+      json::serialize(json::object{{"model_id", model}, {"prompt", "p"}, {"callback_url", callback}}));
   BOOST_REQUIRE_MESSAGE(reply.status == 200, reply.body);
   return std::string(reply.json().at("data").at("task_id").as_string());
 }
@@ -42,13 +43,15 @@ std::string create(const http_client& client, const test_account& account, const
 // The signatures of a delivery, checked the way a receiver would, independently of Gesso's own code:
 // every "v1,<base64>" entry is HMAC-SHA256 over "id.timestamp.body" with one of `secrets`.
 int verified_signatures(const received_request& r, const std::vector<std::string>& secrets) {
-  const std::string content = r.headers.at("webhook-id") + "." + r.headers.at("webhook-timestamp") + "." + r.body;
+  const std::string content =
+      r.headers.at("webhook-id") + "." + r.headers.at("webhook-timestamp") + "." + r.body;
   int verified = 0;
   std::string header = r.headers.at("webhook-signature");
   std::size_t start = 0;
   while (start < header.size()) {
     const auto space = header.find(' ', start);
-    const std::string entry = header.substr(start, space == std::string::npos ? std::string::npos : space - start);
+    const std::string entry =
+        header.substr(start, space == std::string::npos ? std::string::npos : space - start);
     for (const std::string& secret : secrets) {
       const std::string key = gesso::decode_base64(secret.substr(6)).value();
       if (entry == "v1," + gesso::encode_base64(gesso::hmac_sha256(key, content))) {
@@ -86,7 +89,8 @@ BOOST_AUTO_TEST_CASE(a_final_task_is_posted_signed_and_a_failed_delivery_retried
   const std::string failed = create(client, account, "fails", receiver.url("/hook"));
   const auto seen = wait_for_requests(receiver, 2);
   BOOST_TEST_REQUIRE(seen.size() == 2U);
-  const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  const auto now =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
   for (const auto& r : seen) {
     BOOST_TEST(r.method == "POST");
     BOOST_TEST(r.target == "/hook");
@@ -105,7 +109,9 @@ BOOST_AUTO_TEST_CASE(a_final_task_is_posted_signed_and_a_failed_delivery_retried
   }
   BOOST_TEST(seen[0].headers.at("webhook-id") != seen[1].headers.at("webhook-id"));
   // The delivery shows on the task.
-  for (int i = 0; i < 100 && client.query(account.key, ok).json().at("data").at("webhook").at("status") != "delivered"; ++i) {
+  for (int i = 0;
+       i < 100 && client.query(account.key, ok).json().at("data").at("webhook").at("status") != "delivered";
+       ++i) {
     std::this_thread::sleep_for(50ms);
   }
   BOOST_TEST(client.query(account.key, ok).json().at("data").at("webhook") ==
@@ -118,7 +124,9 @@ BOOST_AUTO_TEST_CASE(a_final_task_is_posted_signed_and_a_failed_delivery_retried
   BOOST_TEST_REQUIRE(all.size() == 4U);
   BOOST_TEST(all[2].target == "/flaky");
   BOOST_TEST(all[3].headers.at("webhook-id") == all[2].headers.at("webhook-id"));
-  for (int i = 0; i < 100 && client.query(account.key, flaky).json().at("data").at("webhook").at("status") != "delivered"; ++i) {
+  for (int i = 0; i < 100 && client.query(account.key, flaky).json().at("data").at("webhook").at("status") !=
+                                 "delivered";
+       ++i) {
     std::this_thread::sleep_for(50ms);
   }
   BOOST_TEST(client.query(account.key, flaky).json().at("data").at("webhook") ==
@@ -143,8 +151,10 @@ BOOST_AUTO_TEST_CASE(a_rotation_signs_with_both_secrets_for_a_day) {
   BOOST_TEST(verified_signatures(seen[0], {fresh}) == 1);
   BOOST_TEST(verified_signatures(seen[0], {account.webhook_secret}) == 1);
   // Once the old secret's day is over, only the new one signs.
-  cluster().psql("UPDATE webhook_secrets SET expires_at = now() - interval '1 second' WHERE expires_at IS NOT NULL "
-                 "AND account_id = " + std::to_string(account.id));
+  cluster().psql(
+      "UPDATE webhook_secrets SET expires_at = now() - interval '1 second' WHERE expires_at IS NOT NULL "
+      "AND account_id = " +
+      std::to_string(account.id));
   create(server.client(), account, "vendor4-2", receiver.url("/hook"));
   const auto later = wait_for_requests(receiver, 2);
   BOOST_TEST_REQUIRE(later.size() == 2U);
@@ -169,15 +179,18 @@ BOOST_AUTO_TEST_CASE(a_worker_killed_mid_delivery_leaves_it_to_another_with_the_
   worker_process second(env);
   const auto seen = wait_for_requests(receiver, 2, 40s);
   BOOST_TEST_REQUIRE(seen.size() >= 2U);
-  BOOST_TEST(seen[1].headers.at("webhook-id") == seen[0].headers.at("webhook-id"));  // a duplicate, recognisable
+  BOOST_TEST(seen[1].headers.at("webhook-id") ==
+             seen[0].headers.at("webhook-id"));  // a duplicate, recognisable
   BOOST_TEST(seen[1].body.find(id) != std::string::npos);
   BOOST_TEST(verified_signatures(seen[1], {account.webhook_secret}) == 1);
-  for (int i = 0; i < 200 && server.client().query(account.key, id).json().at("data").at("webhook").at("status") !=
-                                 "delivered";
+  for (int i = 0;
+       i < 200 &&
+       server.client().query(account.key, id).json().at("data").at("webhook").at("status") != "delivered";
        ++i) {
     std::this_thread::sleep_for(50ms);
   }
-  BOOST_TEST(server.client().query(account.key, id).json().at("data").at("webhook").at("status") == "delivered");
+  BOOST_TEST(server.client().query(account.key, id).json().at("data").at("webhook").at("status") ==
+             "delivered");
   BOOST_TEST(second.stop() == 0);
   BOOST_TEST(server.stop() == 0);
 }
@@ -191,21 +204,24 @@ BOOST_AUTO_TEST_CASE(bad_callback_urls_are_refused_and_write_nothing) {
     std::string message;
   };
   const bad cases[] = {
-      {"http://example.com/hook", "callback_url must use https (plain http only to hosts the operator allows)"},
+      {"http://example.com/hook",
+       "callback_url must use https (plain http only to hosts the operator allows)"},
       {"ftp://example.com/hook", "callback_url must use https"},
       {"https://", "callback_url has no host"},
       {"not a url", "callback_url is not a valid absolute URL"},
       {"https://user:secret@example.com/hook", "callback_url must not carry a user name or password"},
       {"https://10.0.0.1/hook", "callback_url points to 10.0.0.1"},
       {"https://169.254.169.254/latest", "callback_url points to 169.254.169.254"},
-      {json::value(json::string("https://example.com/" + std::string(2048, 'x'))), "callback_url is longer than 2048 characters"},
+      {json::value(json::string("https://example.com/" + std::string(2048, 'x'))),
+       "callback_url is longer than 2048 characters"},
       {42, "field \"callback_url\" must be a URL string, not a number"},
       {json::array{"https://example.com"}, "field \"callback_url\" must be a URL string, not an array"},
   };
   for (const auto& c : cases) {
     BOOST_TEST_CONTEXT(json::serialize(c.callback).substr(0, 80)) {
       const auto reply = client.create(
-          account.key, json::serialize(json::object{{"model_id", "vendor4-2"}, {"prompt", "p"}, {"callback_url", c.callback}}));
+          account.key, json::serialize(json::object{
+                           {"model_id", "vendor4-2"}, {"prompt", "p"}, {"callback_url", c.callback}}));
       BOOST_TEST(reply.status == 400);
       const std::string msg(reply.json().at("msg").as_string());
       BOOST_TEST(msg.find(c.message) != std::string::npos, msg);
@@ -214,10 +230,14 @@ BOOST_AUTO_TEST_CASE(bad_callback_urls_are_refused_and_write_nothing) {
   BOOST_TEST(account_show(account.id).at("balance").as_int64() == 100);
   BOOST_TEST(account_show(account.id).at("tasks").at("queued").as_int64() == 0);
   // null is no webhook; an https URL is accepted; neither shows a delivery before the task is final.
-  const auto none = client.create(account.key, R"({"model_id":"vendor4-2","prompt":"p","callback_url":null})");
+  const auto none =
+      client.create(account.key, R"({"model_id":"vendor4-2","prompt":"p","callback_url":null})");
   BOOST_TEST(none.status == 200);
   BOOST_TEST(client.query(account.key, std::string(none.json().at("data").at("task_id").as_string()))
-                 .json().at("data").at("webhook").is_null());
+                 .json()
+                 .at("data")
+                 .at("webhook")
+                 .is_null());
   const std::string hooked = create(client, account, "vendor4-2", "https://hooks.example.com/gesso");
   BOOST_TEST(client.query(account.key, hooked).json().at("data").at("webhook") ==
              json::parse(R"({"status":"waiting","attempts":0,"last_status_code":null})"));

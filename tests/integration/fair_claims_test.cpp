@@ -24,7 +24,9 @@ struct claims_fixture {
   storage::connection_pool pool{{.url = cluster().url()}};
   gesso::catalog models = gesso::catalog::builtin();
 
-  claims_fixture() { cluster().psql("UPDATE tasks SET status = 3, finished_at = now() WHERE status IN (1, 2)"); }
+  claims_fixture() {
+    cluster().psql("UPDATE tasks SET status = 3, finished_at = now() WHERE status IN (1, 2)");
+  }
 
   struct owner {
     std::int64_t id = 0;
@@ -66,8 +68,9 @@ BOOST_AUTO_TEST_CASE(a_single_task_is_claimed_in_the_next_round_behind_a_thousan
   BOOST_TEST(round.size() == 8U);
   BOOST_TEST(std::any_of(round.begin(), round.end(), [&](const auto& t) { return t.id == single; }));
   // And the busy account's tasks still go oldest first.
-  const std::string oldest = cluster().psql("SELECT id FROM tasks WHERE account_id = " + std::to_string(busy.id) +
-                                            " ORDER BY created_at, id LIMIT 1");
+  const std::string oldest =
+      cluster().psql("SELECT id FROM tasks WHERE account_id = " + std::to_string(busy.id) +
+                     " ORDER BY created_at, id LIMIT 1");
   BOOST_TEST(std::any_of(round.begin(), round.end(), [&](const auto& t) { return t.id + "\n" == oldest; }));
 }
 
@@ -98,8 +101,9 @@ BOOST_AUTO_TEST_CASE(a_cap_holds_against_concurrent_claims) {
       }
     });
   }
-  for (int i = 0; i < 1000 && cluster().psql("SELECT count(*) FROM tasks WHERE status IN (1, 2) AND account_id = " +
-                                              std::to_string(capped.id)) != "0\n";
+  for (int i = 0;
+       i < 1000 && cluster().psql("SELECT count(*) FROM tasks WHERE status IN (1, 2) AND account_id = " +
+                                  std::to_string(capped.id)) != "0\n";
        ++i) {
     std::this_thread::sleep_for(10ms);
   }
@@ -116,7 +120,8 @@ BOOST_AUTO_TEST_CASE(a_cap_holds_against_concurrent_claims) {
 BOOST_AUTO_TEST_CASE(the_default_cap_holds_for_accounts_without_their_own) {
   const owner plain = account();
   const owner own = account();
-  BOOST_TEST(storage::set_account_limits(pool, own.id, {}, {}, {.change = true, .value = 0}).has_value());  // none
+  BOOST_TEST(
+      storage::set_account_limits(pool, own.id, {}, {}, {.change = true, .value = 0}).has_value());  // none
   for (int i = 0; i < 10; ++i) {
     create(plain);
     create(own);
@@ -128,8 +133,10 @@ BOOST_AUTO_TEST_CASE(the_default_cap_holds_for_accounts_without_their_own) {
   BOOST_TEST(storage::claim_due(pool, "w1", 20, 30s, 2).empty());  // no room, nothing else due
   // A running task that ends makes room for one more.
   for (const auto& t : first) {
-    if (cluster().psql("SELECT account_id FROM tasks WHERE id = '" + t.id + "'") == std::to_string(plain.id) + "\n") {
-      BOOST_TEST(storage::end_lease(pool, storage::lease_end::succeeded(t.id, t.lease_token, {.image = "x.png"})));
+    if (cluster().psql("SELECT account_id FROM tasks WHERE id = '" + t.id + "'") ==
+        std::to_string(plain.id) + "\n") {
+      BOOST_TEST(
+          storage::end_lease(pool, storage::lease_end::succeeded(t.id, t.lease_token, {.image = "x.png"})));
       break;
     }
   }

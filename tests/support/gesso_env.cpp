@@ -211,8 +211,8 @@ poll_result poll_until_final(const http_client& client, const std::string& key, 
     if (r.statuses.empty() || r.statuses.back() != status) {
       r.statuses.push_back(status);
     }
-    if (const auto* p = r.data.if_contains("progress"); p != nullptr && p->is_int64() &&
-                                                         (r.progress.empty() || r.progress.back() != p->as_int64())) {
+    if (const auto* p = r.data.if_contains("progress");
+        p != nullptr && p->is_int64() && (r.progress.empty() || r.progress.back() != p->as_int64())) {
       r.progress.push_back(p->as_int64());
     }
     if (status >= 3) {

@@ -55,7 +55,8 @@ test_http_server::test_http_server(const std::string& address)
           received_request seen{std::string(req.method_string()), target, {}, req.body()};
           for (const auto& field : req) {
             std::string name(field.name_string());
-            std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+            std::transform(name.begin(), name.end(), name.begin(),
+                           [](unsigned char c) { return std::tolower(c); });
             seen.headers[name] = std::string(field.value());
           }
           impl_->received.push_back(std::move(seen));

@@ -14,7 +14,8 @@ BOOST_AUTO_TEST_CASE(scrubs_addresses_urls_hosts_and_keys) {
   const example cases[] = {
       {"image_urls[0] could not be fetched: refused to connect to cdn.example.com: it resolves to 10.1.2.3 "
        "(a private address)",
-       "image_urls[0] could not be fetched: refused to connect to <host>: it resolves to <address> (a private "
+       "image_urls[0] could not be fetched: refused to connect to <host>: it resolves to <address> (a "
+       "private "
        "address)"},
       {"no answer from 192.168.0.7:8188 in time", "no answer from <address> in time"},
       {"no answer from comfyui.gpu.svc.cluster.local:8188", "no answer from <address>"},
@@ -22,13 +23,15 @@ BOOST_AUTO_TEST_CASE(scrubs_addresses_urls_hosts_and_keys) {
       {"fe80::1 refused", "<address> refused"},
       {"could not read https://internal.example/x?sig=abc, retry", "could not read <url>, retry"},
       {"Incorrect API key provided: sk-proj-abc***wxyz.", "Incorrect API key provided: <redacted>."},
-      {"header Authorization: Bearer eyJhbGciOi was refused", "header Authorization: Bearer <redacted> was refused"},
+      {"header Authorization: Bearer eyJhbGciOi was refused",
+       "header Authorization: Bearer <redacted> was refused"},
       {"token 9f8e7d6c5b4a39281706f5e4d3c2b1a0 expired", "token <redacted> expired"},
       {"localhost:9000 said no", "<address> said no"},
       {"first line\n  at frame 1\n  at frame 2", "first line"},
       {"the prompt was flagged: violence (score 0.93)", "the prompt was flagged: violence (score 0.93)"},
-      {"image_urls[1] is not a usable image: 8x8 is below 16x16", "image_urls[1] is not a usable image: 8x8 is "
-                                                                  "below 16x16"},
+      {"image_urls[1] is not a usable image: 8x8 is below 16x16",
+       "image_urls[1] is not a usable image: 8x8 is "
+       "below 16x16"},
   };
   for (const auto& c : cases) {
     BOOST_TEST(scrub_message(c.stored) == c.shown, c.stored);

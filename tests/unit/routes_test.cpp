@@ -44,7 +44,8 @@ BOOST_AUTO_TEST_CASE(targets_match_their_endpoint_and_nothing_else) {
   BOOST_TEST((endpoint_of("/readyz") == endpoint::readyz));
   for (const std::string_view none :
        {"/", "/api/v1/tasks/", "/api/v1/tasks/a/b", "/api/v1/tasks//cancel", "/api/v1/tasks/a/cancel/",
-        "/api/v1/tasks/a/b/cancel", "/api/v1/account/", "/api/v1/account/x", "/metrics", "/healthz/", "/api/v1/task/x", "", "*"}) {
+        "/api/v1/tasks/a/b/cancel", "/api/v1/account/", "/api/v1/account/x", "/metrics", "/healthz/",
+        "/api/v1/task/x", "", "*"}) {
     BOOST_TEST(!endpoint_of(none), none);
   }
 }

@@ -6,11 +6,12 @@ using namespace gesso;
 
 BOOST_AUTO_TEST_SUITE(webhook_signature)
 
-// The example of the Standard Webhooks specification (github.com/standard-webhooks, spec/standard-webhooks.md).
+// The example of the Standard Webhooks specification (github.com/standard-webhooks,
+// spec/standard-webhooks.md).
 BOOST_AUTO_TEST_CASE(signs_as_the_standard_webhooks_example) {
-  const auto header = gesso::webhook_signature({"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
-                                               "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330",
-                                               R"({"test": 2432232314})");
+  const auto header =
+      gesso::webhook_signature({"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                               "1614265330", R"({"test": 2432232314})");
   BOOST_TEST(header.value_or("") == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
 }
 
