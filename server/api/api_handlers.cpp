@@ -80,6 +80,31 @@ awaitable<response> create_task(api_context* ctx, request_context* rc) {
   co_return res;
 }
 
+// Reads the task for a waiter that woke: many wake at once when many tasks end together, so a full
+// database queue is waited out (a few milliseconds at a time, jittered) instead of answered with 503.
+awaitable<outcome<task_record>> read_after_wake(api_context* ctx, const std::string* key_hash,
+                                                const std::string* task_id,
+                                                boost::asio::steady_timer* pause) {
+  storage::connection_pool* connections = ctx->connections;
+  for (int tries = 0;; ++tries) {
+    auto read = [connections, key_hash, task_id] {
+      return storage::find_task(*connections, *key_hash, *task_id);
+    };
+    bool overloaded = false;
+    try {
+      co_return co_await ctx->database_calls->run(std::move(read));
+    } catch (const runtime::overloaded&) {
+      if (tries >= 500) {
+        throw;
+      }
+      overloaded = true;
+    }
+    if (overloaded) {  // no co_await inside a catch block
+      co_await runtime::sleep_for(pause, std::chrono::milliseconds(5 + (tries * 7919) % 20));
+    }
+  }
+}
+
 // Waits for the task to be final, at most `seconds` (docs/api.md#waiting): registered first, then read
 // again, so a task that became final in between is not waited for; woken by the final-task listener.
 awaitable<outcome<task_record>> wait_until_final(api_context* ctx, const std::string* key_hash,
@@ -92,11 +117,21 @@ awaitable<outcome<task_record>> wait_until_final(api_context* ctx, const std::st
   if (!ctx->waiters->add(task_id, waiter)) {
     co_return co_await ctx->database_calls->run(read);
   }
-  outcome<task_record> task = co_await ctx->database_calls->run(read);
+  outcome<task_record> task;
+  std::exception_ptr failure;
+  try {
+    task = co_await ctx->database_calls->run(read);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure) {  // overloaded or unavailable: the waiter leaves the registry before the error is answered
+    ctx->waiters->remove(task_id, waiter);
+    std::rethrow_exception(failure);
+  }
   if (task && !is_final(task->status)) {
     co_await runtime::sleep_for(&waiter->timer, std::chrono::seconds(seconds));
     ctx->waiters->remove(task_id, waiter);
-    task = co_await ctx->database_calls->run(read);
+    task = co_await read_after_wake(ctx, key_hash, &task_id, &waiter->timer);
   } else {
     ctx->waiters->remove(task_id, waiter);
   }

@@ -4,6 +4,7 @@
 # database transactions per second meanwhile (none per waiter: they wait on the final-task notification),
 # and how fast all of them answer once their tasks are announced final.
 #   tests/bench/wait_bench.sh [CLIENTS] [WAIT_S]    # defaults 10000 and 30
+# WAIT_S 0 measures the same connections idle after a plain query instead (the per-connection baseline).
 source "$(dirname "$0")/lib.sh"
 clients=${1:-10000}
 wait_s=${2:-30}
@@ -23,32 +24,45 @@ commits() { psql_ -c "SELECT xact_commit FROM pg_stat_database WHERE datname = '
 curl -s -H "Authorization: Bearer $key" "$base/api/v1/tasks/task_0$(printf '%025d' 1)" >/dev/null
 before_kib=$(rss)
 cat >"$work/waiters.py" <<PY
-import asyncio, sys, time
+import asyncio, os, sys, time
 host, port = "${base#http://}".split(":")
 async def one(n, ready, answered):
     r, w = await asyncio.open_connection(host, int(port))
     task = "task_0" + str(n).zfill(25)
     w.write(f"GET /api/v1/tasks/{task}?wait=$wait_s HTTP/1.1\r\nHost: b\r\nAuthorization: Bearer $key\r\n\r\n".encode())
     await w.drain()
+    if $wait_s == 0:  # the baseline: answered at once, then the connection is held idle
+        head = await r.readuntil(b"\r\n\r\n")
+        await r.readexactly(int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0].split(b":")[1]))
+        ready.append(n)
+        while not (os.path.exists("$work/ready") and open("$work/ready").read().startswith("go")):
+            await asyncio.sleep(0.5)
+        answered.append((time.time(), False))
+        w.close()
+        return
     ready.append(n)
     head = await r.readuntil(b"\r\n\r\n")
     length = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0].split(b":")[1])
     body = await r.readexactly(length)
     answered.append((time.time(), b'"task_status":3' in body))
+    if b'"task_status"' not in body:
+        print("not a task:", head.split(b"\r\n")[0].decode(), body[:120], file=sys.stderr)
     w.close()
 async def main():
     ready, answered = [], []
     jobs = []
     for n in range(1, $clients + 1):
         jobs.append(asyncio.create_task(one(n, ready, answered)))
-        if n % 500 == 0:
-            await asyncio.sleep(0.05)
+        if n % 200 == 0:  # 2 000 a second: each arrival costs two reads, within the server's database queue
+            await asyncio.sleep(0.1)
     while len(ready) < $clients:
         await asyncio.sleep(0.1)
     open("$work/ready", "w").write("ready")
     while not open("$work/ready").read().startswith("go"):
         await asyncio.sleep(0.05)
     await asyncio.gather(*jobs)
+    if not answered:
+        answered.append((time.time(), False))
     finals = [t for t, final in answered if final]
     print(len(answered), len(finals), max(t for t, _ in answered))
 asyncio.run(main())
