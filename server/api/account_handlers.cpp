@@ -60,8 +60,8 @@ outcome<task_filter> read_filter(const query_params& params) {
 
 awaitable<response> list_tasks(api_context* ctx, request_context* rc) {
   const std::string& request_id = rc->request_id;
-  const auto keyed =
-      read_keyed_request(rc->req, {"status", "model_id", "created_after", "created_before", "limit", "cursor"});
+  const auto keyed = read_keyed_request(
+      rc->req, {"status", "model_id", "created_after", "created_before", "limit", "cursor"});
   if (!keyed) {
     co_return problem_response(keyed.error(), request_id);
   }

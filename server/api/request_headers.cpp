@@ -51,7 +51,8 @@ outcome<std::optional<std::string>> idempotency_key(const request& req) {
   return std::optional<std::string>(value);
 }
 
-outcome<keyed_request> read_keyed_request(const request& req, std::initializer_list<std::string_view> accepted,
+outcome<keyed_request> read_keyed_request(const request& req,
+                                          std::initializer_list<std::string_view> accepted,
                                           query_params::unknown others) {
   auto key = bearer_key(req);
   if (!key) {

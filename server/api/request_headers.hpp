@@ -25,7 +25,8 @@ struct keyed_request {
   std::string key_hash;
   query_params params;
 };
-outcome<keyed_request> read_keyed_request(const request& req, std::initializer_list<std::string_view> accepted,
+outcome<keyed_request> read_keyed_request(const request& req,
+                                          std::initializer_list<std::string_view> accepted,
                                           query_params::unknown others = query_params::unknown::refused);
 
 /// Whether Content-Type is application/json (parameters such as charset allowed).
