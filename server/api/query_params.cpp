@@ -65,17 +65,17 @@ outcome<query_params> query_params::parse(std::string_view target,
     }
     const auto eq = pair.find('=');
     const auto name = decode(pair.substr(0, eq));
+    bool known = false;
+    for (const std::string_view a : accepted) {
+      known = known || (name && a == *name);
+    }
+    if (!known && others == unknown::ignored) {
+      continue;  // an ignored parameter is not read at all, even when it is malformed
+    }
     const auto value = decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
     if (!name || !value) {
       return fail(errc::invalid_field, "the query string is not valid percent-encoding near \"" +
                                            std::string(pair.substr(0, 64)) + "\"");
-    }
-    bool known = false;
-    for (const std::string_view a : accepted) {
-      known = known || a == *name;
-    }
-    if (!known && others == unknown::ignored) {
-      continue;
     }
     if (!known) {
       return fail(errc::invalid_field,

@@ -131,6 +131,7 @@ BOOST_AUTO_TEST_CASE(bad_waits_answer_400_and_other_parameters_are_ignored) {
     }
   }
   BOOST_TEST(wait_for(client, account, id, "?_=1700000000").status == 200);  // a cache-buster, as always
+  BOOST_TEST(wait_for(client, account, id, "?x=%zz&%=1").status == 200);     // ignored, however malformed
   const auto started = std::chrono::steady_clock::now();
   BOOST_TEST(wait_for(client, account, id, "?wait=0").status == 200);
   BOOST_TEST(seconds_since(started) < 1.0);
