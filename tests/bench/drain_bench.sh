@@ -13,7 +13,7 @@ JSON
 export GESSO_CATALOG="$work/catalog.json"
 make_accounts 64
 
-# The worker's claim statement (storage/task_queue.cpp), 32 tasks per claim, leases of an hour so
+# The worker's claim statement (storage/task_queue.cpp: claim_due_tasks, sql/011), 32 tasks per claim, leases of an hour so
 # nothing is claimed twice: the most tasks PostgreSQL can hand out per second here.
 psql_ -c "INSERT INTO tasks (id, account_id, request_id, model_id, task_type, prompt, aspect_ratio, credits,
                              engine, max_attempts, deadline_at)
@@ -21,13 +21,9 @@ psql_ -c "INSERT INTO tasks (id, account_id, request_id, model_id, task_type, pr
                  now() + interval '1 hour'
           FROM generate_series(1, 400000) g"
 cat >"$work/claim.sql" <<'SQL'
-UPDATE tasks t SET status = 2, lease_owner = 'pgbench', lease_token = gen_random_uuid(),
-    lease_expires_at = now() + interval '1 hour', run_after = now() + interval '1 hour',
-    attempts = t.attempts + 1, started_at = coalesce(t.started_at, now())
-WHERE t.id IN (SELECT id FROM tasks WHERE status IN (1, 2) AND run_after <= now() AND attempts < max_attempts
-               AND deadline_at > now() ORDER BY run_after LIMIT 32 FOR UPDATE SKIP LOCKED)
-RETURNING t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect_ratio, t.image_urls::text,
-          t.engine, t.attempts, t.max_attempts, t.provider_job, t.error;
+SELECT t.id, t.lease_token::text, t.model_id, t.task_type, t.prompt, t.aspect_ratio, t.image_urls::text,
+       t.engine, t.attempts, t.max_attempts, t.provider_job, t.error, t.cancel_requested_at IS NOT NULL
+FROM claim_due_tasks('pgbench', 3600000, 32, 0, 1000) t;
 SQL
 claims_per_s=$(pgbench_ -c 4 -j 2 -T 5 -f "$work/claim.sql" | sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -n 1)
 claim_ceiling=$(awk -v t="$claims_per_s" 'BEGIN { printf "%.0f", t * 32 }')
