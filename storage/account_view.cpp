@@ -1,6 +1,7 @@
 #include "storage/account_view.hpp"
 
 #include "storage/pool_internal.hpp"
+#include "storage/task_rows.hpp"
 
 namespace gesso::storage {
 namespace {
@@ -49,7 +50,7 @@ outcome<account_view> view_account(connection_pool& pool, std::string_view key_h
     pqxx::nontransaction tx(c);
     const pqxx::result r = tx.exec_prepared(view_statement.name, std::string(key_hash));
     if (r.empty()) {
-      return fail(errc::unauthorized, "invalid or revoked API key");
+      return detail::bad_key;
     }
     const pqxx::row row = r[0];
     return account_view{.id = row[0].as<std::int64_t>(),
@@ -86,12 +87,12 @@ outcome<std::vector<usage_group>> account_usage(connection_pool& pool, std::stri
                                                 std::int64_t from, std::int64_t to, usage_grouping grouping) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<std::vector<usage_group>> {
     pqxx::nontransaction tx(c);
-    const pqxx::result account = tx.exec_prepared(view_statement.name, std::string(key_hash));
-    if (account.empty()) {
-      return fail(errc::unauthorized, "invalid or revoked API key");
+    const auto account = detail::account_of_key(tx, key_hash);
+    if (!account) {
+      return account.error();
     }
     std::vector<usage_group> out;
-    for (const auto& row : tx.exec_prepared(usage_statement.name, account[0][0].as<std::int64_t>(), from, to,
+    for (const auto& row : tx.exec_prepared(usage_statement.name, *account, from, to,
                                             grouping == usage_grouping::model ? "model" : "day")) {
       out.push_back({row[0].c_str(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>(),
                      row[3].as<std::int64_t>(), row[4].as<std::int64_t>()});

@@ -2,6 +2,7 @@
 
 #include "storage/ledger_sql.hpp"
 #include "storage/pool_internal.hpp"
+#include "storage/task_rows.hpp"
 
 namespace gesso::storage {
 namespace {
@@ -13,9 +14,6 @@ FROM api_keys k JOIN tasks t ON t.account_id = k.account_id AND t.id = $2
 WHERE k.key_hash = $1 AND k.revoked_at IS NULL
 FOR UPDATE OF t
 )sql"};
-
-const detail::statement key_statement{"cancel_key",
-                                      "SELECT 1 FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"};
 
 // A queued task: failed as canceled, its inline inputs dropped (sql/002), refunded once.
 const detail::statement cancel_queued_statement{"cancel_queued",
@@ -51,8 +49,8 @@ outcome<cancel_effect> cancel_task(connection_pool& pool, std::string_view key_h
     const pqxx::result row =
         tx.exec_prepared(lock_statement.name, std::string(key_hash), std::string(task_id));
     if (row.empty()) {
-      if (tx.exec_prepared(key_statement.name, std::string(key_hash)).empty()) {
-        return fail(errc::unauthorized, "invalid or revoked API key");
+      if (auto account = detail::account_of_key(tx, key_hash); !account) {
+        return account.error();
       }
       return fail(errc::not_found, "task not found");
     }

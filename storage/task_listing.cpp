@@ -6,9 +6,6 @@
 namespace gesso::storage {
 namespace {
 
-const detail::statement listing_key_statement{
-    "listing_key", "SELECT account_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL"};
-
 // The statement for the filters a listing has: only the predicates it needs, so that the planner sees
 // each one (values are always parameters). Column 17 is the cursor's creation time in microseconds.
 std::string listing_sql(const task_filter& f) {
@@ -45,9 +42,9 @@ WHERE t.account_id = $1)sql";
 outcome<task_page> list_tasks(connection_pool& pool, std::string_view key_hash, const task_filter& filter) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<task_page> {
     pqxx::nontransaction tx(c);
-    const pqxx::result key = tx.exec_prepared(listing_key_statement.name, std::string(key_hash));
-    if (key.empty()) {
-      return fail(errc::unauthorized, "invalid or revoked API key");
+    const auto account = detail::account_of_key(tx, key_hash);
+    if (!account) {
+      return account.error();
     }
     const std::string status = filter.status ? std::to_string(static_cast<int>(*filter.status)) : "";
     const std::string after = filter.created_after ? std::to_string(*filter.created_after) : "";
@@ -57,7 +54,7 @@ outcome<task_page> list_tasks(connection_pool& pool, std::string_view key_hash, 
       return present ? value.c_str() : nullptr;
     };
     const pqxx::result rows = tx.exec_params(
-        listing_sql(filter), key[0][0].as<std::int64_t>(), text(filter.status.has_value(), status),
+        listing_sql(filter), *account, text(filter.status.has_value(), status),
         filter.model_id ? filter.model_id->c_str() : nullptr, text(filter.created_after.has_value(), after),
         text(filter.created_before.has_value(), before), text(filter.after.has_value(), cursor_us),
         filter.after ? filter.after->id.c_str() : nullptr, filter.limit + 1);

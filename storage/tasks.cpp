@@ -8,8 +8,6 @@
 namespace gesso::storage {
 namespace {
 
-const problem bad_key{errc::unauthorized, "invalid or revoked API key"};
-
 // One statement is one transaction: authentication, the guarded debit, the task, its ledger charge and,
 // with an Idempotency-Key, the key's row commit together or not at all. The outer SELECT always returns
 // one row so that a missing key (account_id NULL), a key in another create's hands (turn false), a key
@@ -95,6 +93,16 @@ FROM tasks t WHERE id = $1
 
 namespace detail {
 
+const problem bad_key{errc::unauthorized, "invalid or revoked API key"};
+
+outcome<std::int64_t> account_of_key(pqxx::transaction_base& tx, std::string_view key_hash) {
+  const pqxx::result r = tx.exec_prepared(authenticate_statement.name, std::string(key_hash));
+  if (r.empty()) {
+    return bad_key;
+  }
+  return r[0][0].as<std::int64_t>();
+}
+
 task_record read_task(const pqxx::row& row) {
   task_record t;
   t.account_id = row[0].as<std::int64_t>();
@@ -165,12 +173,12 @@ create_attempt run_create(pqxx::connection& c, std::string_view key_hash, const 
                          request.callback_url ? request.callback_url->c_str() : nullptr);
   } catch (const pqxx::unique_violation&) {
     // Another create with this key committed after this statement's snapshot: nothing was written here.
-    const pqxx::result account = tx.exec_prepared(authenticate_statement.name, std::string(key_hash));
-    return {.account_id = account.empty() ? 0 : account[0][0].as<std::int64_t>()};
+    const auto account = detail::account_of_key(tx, key_hash);
+    return {.account_id = account ? *account : 0};
   }
   const pqxx::row row = r[0];
   if (row[0].is_null()) {
-    return {.refused = bad_key};
+    return {.refused = detail::bad_key};
   }
   if (!row[2].as<bool>()) {
     return {.refused = problem{errc::conflict,
@@ -207,7 +215,7 @@ outcome<created_task> create_task(connection_pool& pool, std::string_view key_ha
         return std::move(*attempt.refused);
       }
       if (attempt.account_id == 0) {
-        return bad_key;
+        return detail::bad_key;
       }
       pqxx::nontransaction tx(c);
       const pqxx::result first = tx.exec_prepared(remembered_statement.name, attempt.account_id, idem->key);
@@ -241,7 +249,7 @@ outcome<task_record> find_task(connection_pool& pool, std::string_view key_hash,
     pqxx::nontransaction tx(c);
     const pqxx::result r = tx.exec_prepared(find_statement.name, std::string(key_hash), std::string(task_id));
     if (r.empty()) {
-      return bad_key;
+      return detail::bad_key;
     }
     const pqxx::row row = r[0];
     if (row[1].is_null()) {
@@ -254,11 +262,7 @@ outcome<task_record> find_task(connection_pool& pool, std::string_view key_hash,
 outcome<std::int64_t> authenticate(connection_pool& pool, std::string_view key_hash) {
   return detail::with_connection(pool, [&](pqxx::connection& c) -> outcome<std::int64_t> {
     pqxx::nontransaction tx(c);
-    const pqxx::result r = tx.exec_prepared(authenticate_statement.name, std::string(key_hash));
-    if (r.empty()) {
-      return bad_key;
-    }
-    return r[0][0].as<std::int64_t>();
+    return detail::account_of_key(tx, key_hash);
   });
 }
 

@@ -159,12 +159,15 @@ awaitable<response> query_task(api_context* ctx, request_context* rc, std::strin
     co_return account ? problem_response({errc::not_found, "task not found"}, request_id)
                       : problem_response(account.error(), request_id);
   }
-  auto work = [connections, &key_hash, task_id] {
-    return storage::find_task(*connections, key_hash, task_id);
-  };
-  outcome<task_record> task = co_await ctx->database_calls->run(std::move(work));
-  if (task && !is_final(task->status) && wait->value_or(0) > 0 && ctx->waiters != nullptr) {
+  outcome<task_record> task;
+  if (wait->value_or(0) > 0 && ctx->waiters != nullptr) {
+    // Registered before its one read: no second read when the task is already final or not the caller's.
     task = co_await wait_until_final(ctx, &key_hash, std::string(task_id), **wait);
+  } else {
+    auto work = [connections, &key_hash, task_id] {
+      return storage::find_task(*connections, key_hash, task_id);
+    };
+    task = co_await ctx->database_calls->run(std::move(work));
   }
   if (!task) {
     co_return problem_response(task.error(), request_id);
