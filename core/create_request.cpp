@@ -144,6 +144,31 @@ json::value parse_capped(std::string_view body, capped_memory* memory, boost::sy
   return ec ? json::value() : parser.release();
 }
 
+// The length limit and the parse that every http(s) URL of a request goes through; nullopt with the
+// reason in `why` when it fails.
+std::optional<boost::urls::url_view> parse_remote_url(std::string_view url, std::string* why) {
+  if (url.size() > create_limits::max_url_length) {
+    *why = "is longer than " + std::to_string(create_limits::max_url_length) + " characters";
+    return std::nullopt;
+  }
+  const auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed) {
+    *why = "is not a valid absolute URL";
+    return std::nullopt;
+  }
+  return *parsed;
+}
+
+// "points to ADDRESS, why" when the URL's host is written as an address `fetching` refuses; else "".
+std::string address_refusal(const boost::urls::url_view& url, const fetch_policy& fetching) {
+  if (const auto address = literal_address(url.encoded_host_address())) {
+    if (const std::string why = fetching.refusal_for(address->view()); !why.empty()) {
+      return "points to " + address->text() + ", " + why;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string request_fingerprint(const create_request& request) {
@@ -157,12 +182,10 @@ std::string request_fingerprint(const create_request& request) {
 }
 
 std::string check_callback_url(std::string_view url, const fetch_policy& fetching) {
-  if (url.size() > create_limits::max_url_length) {
-    return "is longer than " + std::to_string(create_limits::max_url_length) + " characters";
-  }
-  const auto parsed = boost::urls::parse_absolute_uri(url);
+  std::string why;
+  const auto parsed = parse_remote_url(url, &why);
   if (!parsed) {
-    return "is not a valid absolute URL";
+    return why;
   }
   if (!parsed->has_authority() || parsed->encoded_host().empty()) {
     return "has no host";
@@ -180,12 +203,7 @@ std::string check_callback_url(std::string_view url, const fetch_policy& fetchin
                ? "must use https (plain http only to hosts the operator allows)"
                : "must use https";
   }
-  if (const auto address = literal_address(parsed->encoded_host_address())) {
-    if (const std::string why = fetching.refusal_for(address->view()); !why.empty()) {
-      return "points to " + address->text() + ", " + why;
-    }
-  }
-  return "";
+  return address_refusal(*parsed, fetching);
 }
 
 bool is_data_url(std::string_view url) {
@@ -200,12 +218,10 @@ std::string check_image_url(std::string_view url, const fetch_policy& fetching) 
   if (is_data_url(url)) {
     return check_data_url(url);
   }
-  if (url.size() > create_limits::max_url_length) {
-    return "is longer than " + std::to_string(create_limits::max_url_length) + " characters";
-  }
-  const auto parsed = boost::urls::parse_absolute_uri(url);
+  std::string why;
+  const auto parsed = parse_remote_url(url, &why);
   if (!parsed) {
-    return "is not a valid absolute URL";
+    return why;
   }
   const auto scheme = parsed->scheme_id();
   if (scheme != boost::urls::scheme::http && scheme != boost::urls::scheme::https) {
@@ -214,10 +230,8 @@ std::string check_image_url(std::string_view url, const fetch_policy& fetching) 
   if (!parsed->has_authority() || parsed->encoded_host().empty()) {
     return "has no host";
   }
-  if (const auto address = literal_address(parsed->encoded_host_address())) {
-    if (const std::string why = fetching.refusal_for(address->view()); !why.empty()) {
-      return "points to " + address->text() + ", " + why + "; Gesso fetches only public addresses";
-    }
+  if (std::string refused = address_refusal(*parsed, fetching); !refused.empty()) {
+    return refused + "; Gesso fetches only public addresses";
   }
   return {};
 }
