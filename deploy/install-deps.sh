@@ -6,11 +6,13 @@ set -euo pipefail
 packages=(
   build-essential g++ cmake pkg-config
   libboost1.81-all-dev libpqxx-dev libssl-dev libpng-dev libjpeg-dev libwebp-dev
+  python3 python3-yaml
 )
 if [[ "${1:-}" != build ]]; then
   # Running (PostgreSQL, ffmpeg, HAProxy for the local cluster) and testing (clang for the fuzzers,
-  # wrk for benchmarks, Node.js for the Kubernetes manifest validation).
-  packages+=(ffmpeg postgresql postgresql-contrib curl wrk gnuplot-nox haproxy clang-format clang libclang-rt-14-dev)
+  # wrk for benchmarks, Node.js for the Kubernetes manifest validation and the OpenAPI checks, jq for the
+  # curl client example).
+  packages+=(ffmpeg postgresql postgresql-contrib curl jq wrk gnuplot-nox haproxy clang-format clang libclang-rt-14-dev)
   # A Node.js from elsewhere (NodeSource) brings its own npm; Debian's npm would conflict with it.
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     packages+=(nodejs npm)

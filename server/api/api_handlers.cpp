@@ -7,6 +7,7 @@
 #include "server/api/account_handlers.hpp"
 #include "server/api/api_response.hpp"
 #include "server/api/media_handler.hpp"
+#include "server/api/openapi_document.hpp"
 #include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
 #include "server/api/routes.hpp"
@@ -240,6 +241,17 @@ awaitable<response> readiness(api_context* ctx, const std::string& request_id) {
   co_return json_response(http::status::ok, json::object{{"status", "ready"}}, request_id);
 }
 
+// docs/openapi.yaml as JSON: no key, and cacheable, since it changes only with the server's version.
+response openapi_response(const std::string& request_id) {
+  response res(http::status::ok, 11);
+  res.set(http::field::content_type, "application/json; charset=utf-8");
+  res.set(http::field::cache_control, "public, max-age=300");
+  res.set("X-Request-Id", request_id);
+  res.body() = std::string(openapi_document());
+  res.prepare_payload();
+  return res;
+}
+
 // The endpoints that take an API key, and so count against its rate limit.
 bool is_keyed(endpoint e) {
   return e == endpoint::create || e == endpoint::query || e == endpoint::cancel || e == endpoint::list ||
@@ -312,6 +324,8 @@ awaitable<response> dispatch(api_context* ctx, request_context* rc, const matche
       co_return co_await readiness(ctx, request_id);
     case endpoint::healthz:
       co_return json_response(http::status::ok, json::object{{"status", "ok"}}, request_id);
+    case endpoint::openapi:
+      co_return openapi_response(request_id);
   }
   co_return problem_response({errc::not_found, "no such endpoint"}, request_id);  // not reached
 }

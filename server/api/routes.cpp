@@ -9,18 +9,26 @@ constexpr std::string_view create_path = "/api/v1/tasks/create";
 constexpr std::string_view task_prefix = "/api/v1/tasks/";
 constexpr std::string_view cancel_suffix = "/cancel";
 constexpr std::string_view list_path = "/api/v1/tasks";
+constexpr std::string_view account_path = "/api/v1/account";
+constexpr std::string_view usage_path = "/api/v1/account/usage";
+constexpr std::string_view openapi_path = "/api/v1/openapi.json";
 
 // One row per endpoint, in the order of `endpoint`.
-constexpr std::array<route_entry, 9> routes{{
-    {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST"},
-    {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET"},
-    {endpoint::cancel, "cancel", {http::verb::post, http::verb::post}, "POST"},
-    {endpoint::list, "list", {http::verb::get, http::verb::get}, "GET"},
-    {endpoint::account, "account", {http::verb::get, http::verb::get}, "GET"},
-    {endpoint::usage, "usage", {http::verb::get, http::verb::get}, "GET"},
-    {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD"},
-    {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD"},
-    {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD"},
+constexpr std::array<route_entry, 10> routes{{
+    {endpoint::create, "create", {http::verb::post, http::verb::post}, "POST", create_path},
+    {endpoint::query, "query", {http::verb::get, http::verb::get}, "GET", "/api/v1/tasks/{task_id}"},
+    {endpoint::cancel,
+     "cancel",
+     {http::verb::post, http::verb::post},
+     "POST",
+     "/api/v1/tasks/{task_id}/cancel"},
+    {endpoint::list, "list", {http::verb::get, http::verb::get}, "GET", list_path},
+    {endpoint::account, "account", {http::verb::get, http::verb::get}, "GET", account_path},
+    {endpoint::usage, "usage", {http::verb::get, http::verb::get}, "GET", usage_path},
+    {endpoint::media, "media", {http::verb::get, http::verb::head}, "GET, HEAD", "/media/{object}"},
+    {endpoint::readyz, "readyz", {http::verb::get, http::verb::head}, "GET, HEAD", "/readyz"},
+    {endpoint::healthz, "healthz", {http::verb::get, http::verb::head}, "GET, HEAD", "/healthz"},
+    {endpoint::openapi, "openapi", {http::verb::get, http::verb::head}, "GET, HEAD", openapi_path},
 }};
 
 const route_entry& entry_of(endpoint id) {
@@ -29,15 +37,21 @@ const route_entry& entry_of(endpoint id) {
 
 }  // namespace
 
+std::span<const route_entry> route_table() {
+  return routes;
+}
+
 matched_route match_route(std::string_view target) {
   matched_route m;
   m.path = target.substr(0, target.find('?'));
   if (m.path == list_path) {
     m.entry = &entry_of(endpoint::list);
-  } else if (m.path == "/api/v1/account") {
+  } else if (m.path == account_path) {
     m.entry = &entry_of(endpoint::account);
-  } else if (m.path == "/api/v1/account/usage") {
+  } else if (m.path == usage_path) {
     m.entry = &entry_of(endpoint::usage);
+  } else if (m.path == openapi_path) {
+    m.entry = &entry_of(endpoint::openapi);
   } else if (m.path == create_path) {
     m.entry = &entry_of(endpoint::create);
   } else if (m.path.starts_with(task_prefix) && m.path.size() > task_prefix.size()) {

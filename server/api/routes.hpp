@@ -6,11 +6,12 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace gesso::api {
 
-enum class endpoint { create, query, cancel, list, account, usage, media, readyz, healthz };
+enum class endpoint { create, query, cancel, list, account, usage, media, readyz, healthz, openapi };
 
 /// One row of the table.
 struct route_entry {
@@ -18,7 +19,11 @@ struct route_entry {
   std::string_view label;             ///< the metrics label
   std::array<http::verb, 2> methods;  ///< the methods it accepts (the same one twice when only one)
   std::string_view allow;             ///< the Allow header of a 405
+  std::string_view path;              ///< its path as docs/openapi.yaml writes it ("/api/v1/tasks/{task_id}")
 };
+
+/// Every row, in the order of `endpoint` (the OpenAPI document's test walks it).
+std::span<const route_entry> route_table();
 
 /// A request target matched against the table.
 struct matched_route {

@@ -3,9 +3,15 @@
 
 #include "server/api/routes.hpp"
 #include "server/api/api_response.hpp"
+#include "server/api/openapi_document.hpp"
 #include "server/api/request_headers.hpp"
 
+#include <boost/algorithm/string/case_conv.hpp>
+#include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cctype>
 
 using namespace gesso;
 using namespace gesso::api;
@@ -121,6 +127,40 @@ BOOST_AUTO_TEST_CASE(every_error_has_its_status) {
   const response busy = problem_response({errc::unavailable, "busy"}, "req_1");
   BOOST_TEST(busy[http::field::retry_after] == "1");
   BOOST_TEST(busy.body().find("\"code\":0") != std::string::npos);
+}
+
+// docs/openapi.yaml (compiled in, served at /api/v1/openapi.json) describes every route of the table with
+// its methods (HEAD is answered wherever the table pairs it with GET), and nothing the table lacks.
+BOOST_AUTO_TEST_CASE(every_route_is_in_the_openapi_document_and_nothing_else) {
+  const boost::json::value document = boost::json::parse(openapi_document());
+  const boost::json::object& paths = document.at("paths").as_object();
+  for (const route_entry& r : route_table()) {
+    const auto* item = paths.if_contains(r.path);
+    BOOST_TEST_REQUIRE(item != nullptr, r.path << " is not in docs/openapi.yaml");
+    for (const http::verb v : r.methods) {
+      if (v == http::verb::head) {
+        continue;
+      }
+      std::string method(http::to_string(v));
+      std::ranges::transform(method, method.begin(), [](unsigned char c) { return std::tolower(c); });
+      BOOST_TEST(item->as_object().contains(method),
+                 r.path << " " << method << " is not in docs/openapi.yaml");
+    }
+  }
+  for (const auto& [path, item] : paths) {
+    std::string sample(path);
+    for (auto open = sample.find('{'); open != std::string::npos; open = sample.find('{')) {
+      sample.replace(open, sample.find('}', open) - open + 1, "x");
+    }
+    const matched_route m = match_route(sample);
+    BOOST_TEST_REQUIRE(m.entry != nullptr, path << " of docs/openapi.yaml is not a route");
+    BOOST_TEST(m.entry->path == std::string_view(path), path);
+    for (const auto& [method, operation] : item.as_object()) {
+      (void)operation;
+      const auto verb = http::string_to_verb(boost::to_upper_copy(std::string(method)));
+      BOOST_TEST((verb == m.entry->methods[0] || verb == m.entry->methods[1]), path << " " << method);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
