@@ -147,6 +147,12 @@ BOOST_AUTO_TEST_CASE(every_route_is_in_the_openapi_document_and_nothing_else) {
                  r.path << " " << method << " is not in docs/openapi.yaml");
     }
   }
+  request_context rc;
+  const auto post = route_refusal(match_route("/api/v1/openapi.json"), http::verb::post, &rc);
+  BOOST_TEST_REQUIRE(post.has_value());
+  BOOST_TEST(post->result_int() == 405U);
+  BOOST_TEST((*post)[http::field::allow] == "GET, HEAD");
+  BOOST_TEST(!route_refusal(match_route("/api/v1/openapi.json"), http::verb::head, &rc));
   for (const auto& [path, item] : paths) {
     std::string sample(path);
     for (auto open = sample.find('{'); open != std::string::npos; open = sample.find('{')) {
