@@ -2,6 +2,7 @@
 # Benchmark (not a test): how fast workers drain a backlog of tasks (create → status 3) and how long a
 # new task waits before a worker claims it, beside the claim ceiling measured in the same run.
 #   tests/bench/drain_bench.sh [backlog, default 20000] [workers, default 1]
+#   CLAIM_SQL=other_claim.sql tests/bench/drain_bench.sh    # with another claim_due_tasks
 # The model renders 16-pixel images, so the figures are those of the queue, not of rendering.
 backlog="${1:-20000}"
 workers="${2:-1}"
@@ -12,6 +13,8 @@ cat >"$work/catalog.json" <<'JSON'
 JSON
 export GESSO_CATALOG="$work/catalog.json"
 make_accounts 64
+# CLAIM_SQL=FILE replaces claim_due_tasks before the run (to compare claim statements in one sitting).
+[[ -n "${CLAIM_SQL:-}" ]] && psql_ -f "$CLAIM_SQL" >/dev/null
 
 # The worker's claim statement (storage/task_queue.cpp: claim_due_tasks, sql/011), 32 tasks per claim, leases of an hour so
 # nothing is claimed twice: the most tasks PostgreSQL can hand out per second here.

@@ -1,5 +1,6 @@
-// Claims between accounts (sql/011): one account's thousand queued tasks do not delay another account's
-// single task past the next claim, and an account's concurrency cap holds against concurrent claims.
+// Claims between accounts (sql/011, set-based since sql/013): one account's thousand queued tasks do not
+// delay another account's single task past the next claim, and an account's concurrency cap holds against
+// concurrent claims.
 
 #include "core/catalog.hpp"
 #include "core/ids.hpp"
@@ -12,6 +13,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 using namespace gesso;
@@ -72,6 +74,26 @@ BOOST_AUTO_TEST_CASE(a_single_task_is_claimed_in_the_next_round_behind_a_thousan
       cluster().psql("SELECT id FROM tasks WHERE account_id = " + std::to_string(busy.id) +
                      " ORDER BY created_at, id LIMIT 1");
   BOOST_TEST(std::any_of(round.begin(), round.end(), [&](const auto& t) { return t.id + "\n" == oldest; }));
+}
+
+// More accounts than the batch: each claim takes one task from each of as many accounts as the batch
+// holds (every account keeps due tasks through these rounds: 40 accounts of 3 tasks, 4 rounds of 16).
+BOOST_AUTO_TEST_CASE(a_batch_serves_as_many_accounts_as_it_holds) {
+  for (int a = 0; a < 40; ++a) {
+    const owner o = account();
+    for (int i = 0; i < 3; ++i) {
+      create(o);
+    }
+  }
+  for (int round = 0; round < 4; ++round) {
+    const auto claimed = storage::claim_due(pool, "w1", 16, 30s);
+    BOOST_TEST(claimed.size() == 16U);
+    std::set<std::string> accounts;
+    for (const auto& t : claimed) {
+      accounts.insert(cluster().psql("SELECT account_id FROM tasks WHERE id = '" + t.id + "'"));
+    }
+    BOOST_TEST(accounts.size() == 16U, "round " << round);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_cap_holds_against_concurrent_claims) {
