@@ -106,16 +106,24 @@ awaitable<outcome<task_record>> read_after_wake(api_context* ctx, const std::str
   }
 }
 
-// Waits for the task to be final, at most `seconds` (docs/api.md#waiting): registered first, then read
-// again, so a task that became final in between is not waited for; woken by the final-task listener.
-awaitable<outcome<task_record>> wait_until_final(api_context* ctx, const std::string* key_hash,
-                                                 std::string task_id, std::int64_t seconds) {
-  auto waiter = std::make_shared<task_waiters::waiter>(co_await boost::asio::this_coro::executor);
+// Registers a waiting query and reads its task once (registered first, so a task that becomes final
+// in between is not waited for): the task when it is final already or not the caller's, else nullopt
+// with rc->parked set, for finish_wait (docs/api.md#waiting).
+awaitable<std::optional<outcome<task_record>>> park_until_final(api_context* ctx, request_context* rc,
+                                                                const std::string* key_hash,
+                                                                std::string_view task_id,
+                                                                std::int64_t seconds) {
+  const auto executor = co_await boost::asio::this_coro::executor;
+  auto parked = std::make_unique<parked_wait>();
+  parked->task_id = task_id;
+  parked->key_hash = *key_hash;
+  parked->seconds = std::chrono::seconds(seconds);
+  parked->waiter = std::make_shared<task_waiters::waiter>(executor);
   storage::connection_pool* connections = ctx->connections;
-  auto read = [connections, key_hash, id = &task_id] {
-    return storage::find_task(*connections, *key_hash, *id);
+  auto read = [connections, p = parked.get()] {
+    return storage::find_task(*connections, p->key_hash, p->task_id);
   };
-  if (!ctx->waiters->add(task_id, waiter)) {
+  if (!ctx->waiters->add(parked->task_id, parked->waiter)) {
     co_return co_await ctx->database_calls->run(read);
   }
   outcome<task_record> task;
@@ -125,18 +133,28 @@ awaitable<outcome<task_record>> wait_until_final(api_context* ctx, const std::st
   } catch (...) {
     failure = std::current_exception();
   }
-  if (failure) {  // overloaded or unavailable: the waiter leaves the registry before the error is answered
-    ctx->waiters->remove(task_id, waiter);
+  if (!failure && task && !is_final(task->status)) {
+    rc->parked = std::move(parked);
+    co_return std::nullopt;
+  }
+  // Final, not the caller's, or the read failed (overloaded, unavailable): the waiter leaves the
+  // registry before the answer.
+  ctx->waiters->remove(parked->task_id, parked->waiter);
+  if (failure) {
     std::rethrow_exception(failure);
   }
-  if (task && !is_final(task->status)) {
-    co_await runtime::sleep_for(&waiter->timer, std::chrono::seconds(seconds));
-    ctx->waiters->remove(task_id, waiter);
-    task = co_await read_after_wake(ctx, key_hash, &task_id, &waiter->timer);
-  } else {
-    ctx->waiters->remove(task_id, waiter);
-  }
   co_return task;
+}
+
+// The answer of a parked query once it woke: the task as it is now.
+awaitable<response> answer_parked(api_context* ctx, request_context* rc) {
+  const parked_wait* p = rc->parked.get();
+  const outcome<task_record> task =
+      co_await read_after_wake(ctx, &p->key_hash, &p->task_id, &p->waiter->timer);
+  if (!task) {
+    co_return problem_response(task.error(), rc->request_id);
+  }
+  co_return success_response("ok", task_json(*task, *ctx->links), rc->request_id);
 }
 
 awaitable<response> query_task(api_context* ctx, request_context* rc, std::string_view task_id) {
@@ -162,8 +180,11 @@ awaitable<response> query_task(api_context* ctx, request_context* rc, std::strin
   }
   outcome<task_record> task;
   if (wait->value_or(0) > 0 && ctx->waiters != nullptr) {
-    // Registered before its one read: no second read when the task is already final or not the caller's.
-    task = co_await wait_until_final(ctx, &key_hash, std::string(task_id), **wait);
+    std::optional<outcome<task_record>> now = co_await park_until_final(ctx, rc, &key_hash, task_id, **wait);
+    if (!now) {
+      co_return response{};  // parked: finish_wait answers, with the headers the router adds to this one
+    }
+    task = std::move(*now);
   } else {
     auto work = [connections, &key_hash, task_id] {
       return storage::find_task(*connections, key_hash, task_id);
@@ -391,6 +412,29 @@ awaitable<response> handle_request(api_context* ctx, request_context* rc) {
     failure = std::current_exception();
   }
   co_return exception_response(failure, rc->request_id);
+}
+
+awaitable<void> finish_wait(api_context* ctx, request_context* rc, response* res) {
+  parked_wait* p = rc->parked.get();
+  co_await runtime::sleep_for(&p->waiter->timer, p->seconds);
+  ctx->waiters->remove(p->task_id, p->waiter);
+  response answer;
+  std::exception_ptr failure;
+  try {
+    answer = co_await answer_parked(ctx, rc);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure) {
+    answer = exception_response(failure, rc->request_id);
+  }
+  for (const std::string_view header : {"RateLimit-Policy", "RateLimit"}) {
+    if (const auto it = res->find(header); it != res->end()) {
+      answer.set(header, it->value());
+    }
+  }
+  *res = std::move(answer);
+  rc->parked.reset();
 }
 
 }  // namespace gesso::api

@@ -8,6 +8,7 @@
 #include "server/api/http_types.hpp"
 #include "server/api/rate_limiter.hpp"
 #include "server/api/task_signal.hpp"
+#include "server/api/task_waiters.hpp"
 #include "server/media/media_store.hpp"
 #include "server/runtime/blocking_pool.hpp"
 #include "server/runtime/metrics.hpp"
@@ -18,13 +19,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
 namespace gesso::api {
-
-class task_waiters;
 
 using gesso::media_links;  ///< how result URLs are made (core/task_json.hpp)
 
@@ -77,20 +77,37 @@ class file_body {
 
 inline constexpr std::size_t file_piece_bytes = 64 * 1024;
 
+/// A query waiting for its task to be final (GET …?wait=N): registered with the waiters and read once
+/// by the handler, then answered by finish_wait.
+struct parked_wait {
+  std::string task_id;
+  std::string key_hash;
+  std::chrono::seconds seconds{0};
+  std::shared_ptr<task_waiters::waiter> waiter;
+};
+
 /// One request and what the frontend knows of it. Coroutines take it by pointer: g++ 12 mishandles
 /// class-type temporaries that live across a co_await (GCC PR 100611).
 struct request_context {
   request req;
   std::string request_id;
-  std::string_view route = "other";  ///< set by the router: the metrics label of the endpoint
-  std::optional<file_body> file;     ///< set by a handler whose body is a file: sent after the header
+  std::string_view route = "other";     ///< set by the router: the metrics label of the endpoint
+  std::optional<file_body> file;        ///< set by a handler whose body is a file: sent after the header
+  std::unique_ptr<parked_wait> parked;  ///< set by a query that waits: answer it with finish_wait
 };
 
 /// The refusal a request gets before its body is read (unknown route, wrong method, a create with a
 /// malformed key or a non-JSON Content-Type), or nothing; the frontend sends 100 Continue only after it.
 std::optional<response> refuse_before_body(const request& header, request_context* rc);
 
-/// Answers one request. Never throws: every failure becomes a response (api_response.hpp).
+/// Answers one request. Never throws: every failure becomes a response (api_response.hpp). A query
+/// that waits for its task comes back with rc->parked set and a response that only carries its
+/// headers; the frontend then calls finish_wait, so that none of the handler's frames stay alive while
+/// it waits (docs/api.md#waiting: a waiting request holds its connection and a timer, little else).
 boost::asio::awaitable<response> handle_request(api_context* ctx, request_context* rc);
+
+/// Waits out rc->parked (until its task is final or its time is up) and replaces `res` with the
+/// query's answer, keeping the headers the router put on it. Never throws.
+boost::asio::awaitable<void> finish_wait(api_context* ctx, request_context* rc, response* res);
 
 }  // namespace gesso::api

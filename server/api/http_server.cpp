@@ -195,6 +195,14 @@ asio::awaitable<void> serve(http_server::impl* s, std::shared_ptr<connection> c,
       res = std::move(*refused);
     } else {
       res = co_await handle_request(&s->api, &rc);
+      if (rc.parked) {
+        // A query that waits: only this frame and the timer's stay while it does, and the read buffer is
+        // given back unless it holds the start of a pipelined request.
+        if (buffer.size() == 0) {
+          buffer.shrink_to_fit();
+        }
+        co_await finish_wait(&s->api, &rc, &res);
+      }
     }
     // Decided after handling: a drain that began meanwhile closes the connection after this response.
     const bool keep_alive = !refused && rc.req.keep_alive() && !s->drain_started;

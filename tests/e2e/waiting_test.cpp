@@ -94,6 +94,19 @@ BOOST_AUTO_TEST_CASE(a_wait_ends_after_n_seconds_with_the_task_as_it_is) {
   BOOST_TEST(reply.json().at("data").at("task_status").as_int64() == 1);
   BOOST_TEST(took >= 0.95);
   BOOST_TEST(took < 3.0);
+  BOOST_TEST(reply.header("x-request-id").starts_with("req_"));
+  BOOST_TEST(reply.header("ratelimit-policy").empty());  // no limit, no header: the spec's answer
+  // The answer of a wait is built after the handler's frames are gone (finish_wait): it keeps the
+  // headers the router put on the request, the rate limit's included.
+  BOOST_TEST(
+      gesso_cli({"account", "limits", "--account", std::to_string(account.id), "--rate", "50"}).exit_code ==
+      0);
+  std::this_thread::sleep_for(1100ms);  // limits hold on every server within a second
+  const auto limited = wait_for(client, account, id, "?wait=1");
+  BOOST_TEST(limited.status == 200);
+  BOOST_TEST(limited.json().at("data").at("task_status").as_int64() == 1);
+  BOOST_TEST(limited.header("ratelimit-policy") == "\"per-key\";q=50;w=1");
+  BOOST_TEST(limited.header("ratelimit").starts_with("\"per-key\";r="));
   // A cancel makes it final: a waiter wakes at once.
   auto waiting = std::async(std::launch::async, [&] { return wait_for(client, account, id, "?wait=30"); });
   std::this_thread::sleep_for(300ms);
