@@ -77,7 +77,12 @@ Then poll it with the task_id it returns until task_status is 3 (or 4), and down
 
   curl -s $base/api/v1/tasks/TASK_ID -H "Authorization: Bearer $key"
 
+Or wait for it in one request: append ?wait=60. Complete clients in curl, Python and TypeScript:
+
+  GESSO_URL=$base GESSO_KEY=$key docs/examples/curl.sh "a red fox in snow" fox.png
+
 Video models (vendor1-flash, vendor1-pro, vendor2-2) give video_url (H.264 MP4) and audio_url (AAC).
+The API described as OpenAPI 3.1: $base/api/v1/openapi.json (docs/openapi.yaml).
 Logs: $state/server.log and $state/worker.log (JSON lines). Media: $GESSO_MEDIA_DIR.
 
 Administer with: GESSO_DATABASE_URL="$GESSO_DATABASE_URL" $bin/gesso help
