@@ -411,12 +411,18 @@ awaitable<response> handle_request(api_context* ctx, request_context* rc) {
   } catch (...) {
     failure = std::current_exception();
   }
+  if (rc->parked) {  // failed after parking: answered now, so the wait is given up
+    ctx->waiters->remove(rc->parked->task_id, rc->parked->waiter);
+    rc->parked.reset();
+  }
   co_return exception_response(failure, rc->request_id);
 }
 
 awaitable<void> finish_wait(api_context* ctx, request_context* rc, response* res) {
   parked_wait* p = rc->parked.get();
-  co_await runtime::sleep_for(&p->waiter->timer, p->seconds);
+  if (!p->waiter->woken) {  // the task may have been announced final while it was read
+    co_await runtime::sleep_for(&p->waiter->timer, p->seconds);
+  }
   ctx->waiters->remove(p->task_id, p->waiter);
   response answer;
   std::exception_ptr failure;

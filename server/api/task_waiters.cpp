@@ -11,7 +11,10 @@ using namespace std::chrono_literals;
 namespace {
 
 void cancel_on_its_executor(const std::shared_ptr<task_waiters::waiter>& w) {
-  boost::asio::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+  boost::asio::post(w->timer.get_executor(), [w] {
+    w->woken = true;
+    w->timer.cancel();
+  });
 }
 
 }  // namespace

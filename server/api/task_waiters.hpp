@@ -25,6 +25,9 @@ class task_waiters {
   struct waiter {
     explicit waiter(const boost::asio::any_io_executor& executor) : timer(executor) {}
     boost::asio::steady_timer timer;
+    /// Set with the cancel, on the waiter's executor (its connection's strand): a wake that comes
+    /// before the timer's wait has started (while the task is read) is not lost.
+    bool woken = false;
   };
 
   /// Starts the listening thread (it reconnects by itself; while it is down, waits run to their end).
