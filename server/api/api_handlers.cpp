@@ -8,17 +8,15 @@
 #include "server/api/api_response.hpp"
 #include "server/api/media_handler.hpp"
 #include "server/api/openapi_document.hpp"
+#include "server/api/parked_waits.hpp"
 #include "server/api/query_params.hpp"
 #include "server/api/request_headers.hpp"
 #include "server/api/routes.hpp"
-#include "server/api/task_waiters.hpp"
-#include "server/runtime/asio_helpers.hpp"
 #include "storage/rate_limits.hpp"
 #include "storage/task_cancel.hpp"
 #include "storage/tasks.hpp"
 
 #include <boost/algorithm/string/predicate.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/json.hpp>
 
 #include <array>
@@ -81,82 +79,6 @@ awaitable<response> create_task(api_context* ctx, request_context* rc) {
   co_return res;
 }
 
-// Reads the task for a waiter that woke: many wake at once when many tasks end together, so a full
-// database queue is waited out (a few milliseconds at a time, jittered) instead of answered with 503.
-awaitable<outcome<task_record>> read_after_wake(api_context* ctx, const std::string* key_hash,
-                                                const std::string* task_id,
-                                                boost::asio::steady_timer* pause) {
-  storage::connection_pool* connections = ctx->connections;
-  for (int tries = 0;; ++tries) {
-    auto read = [connections, key_hash, task_id] {
-      return storage::find_task(*connections, *key_hash, *task_id);
-    };
-    bool overloaded = false;
-    try {
-      co_return co_await ctx->database_calls->run(std::move(read));
-    } catch (const runtime::overloaded&) {
-      if (tries >= 500) {
-        throw;
-      }
-      overloaded = true;
-    }
-    if (overloaded) {  // no co_await inside a catch block
-      co_await runtime::sleep_for(pause, std::chrono::milliseconds(5 + (tries * 7919) % 20));
-    }
-  }
-}
-
-// Registers a waiting query and reads its task once (registered first, so a task that becomes final
-// in between is not waited for): the task when it is final already or not the caller's, else nullopt
-// with rc->parked set, for finish_wait (docs/api.md#waiting).
-awaitable<std::optional<outcome<task_record>>> park_until_final(api_context* ctx, request_context* rc,
-                                                                const std::string* key_hash,
-                                                                std::string_view task_id,
-                                                                std::int64_t seconds) {
-  const auto executor = co_await boost::asio::this_coro::executor;
-  auto parked = std::make_unique<parked_wait>();
-  parked->task_id = task_id;
-  parked->key_hash = *key_hash;
-  parked->seconds = std::chrono::seconds(seconds);
-  parked->waiter = std::make_shared<task_waiters::waiter>(executor);
-  storage::connection_pool* connections = ctx->connections;
-  auto read = [connections, p = parked.get()] {
-    return storage::find_task(*connections, p->key_hash, p->task_id);
-  };
-  if (!ctx->waiters->add(parked->task_id, parked->waiter)) {
-    co_return co_await ctx->database_calls->run(read);
-  }
-  outcome<task_record> task;
-  std::exception_ptr failure;
-  try {
-    task = co_await ctx->database_calls->run(read);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (!failure && task && !is_final(task->status)) {
-    rc->parked = std::move(parked);
-    co_return std::nullopt;
-  }
-  // Final, not the caller's, or the read failed (overloaded, unavailable): the waiter leaves the
-  // registry before the answer.
-  ctx->waiters->remove(parked->task_id, parked->waiter);
-  if (failure) {
-    std::rethrow_exception(failure);
-  }
-  co_return task;
-}
-
-// The answer of a parked query once it woke: the task as it is now.
-awaitable<response> answer_parked(api_context* ctx, request_context* rc) {
-  const parked_wait* p = rc->parked.get();
-  const outcome<task_record> task =
-      co_await read_after_wake(ctx, &p->key_hash, &p->task_id, &p->waiter->timer);
-  if (!task) {
-    co_return problem_response(task.error(), rc->request_id);
-  }
-  co_return success_response("ok", task_json(*task, *ctx->links), rc->request_id);
-}
-
 awaitable<response> query_task(api_context* ctx, request_context* rc, std::string_view task_id) {
   const request& req = rc->req;
   const std::string& request_id = rc->request_id;
@@ -191,10 +113,7 @@ awaitable<response> query_task(api_context* ctx, request_context* rc, std::strin
     };
     task = co_await ctx->database_calls->run(std::move(work));
   }
-  if (!task) {
-    co_return problem_response(task.error(), request_id);
-  }
-  co_return success_response("ok", task_json(*task, *ctx->links), request_id);
+  co_return task_answer(task, *ctx->links, request_id);
 }
 
 // POST /api/v1/tasks/{id}/cancel (docs/api.md#cancel): the task as a query shows it after the cancel;
@@ -411,36 +330,8 @@ awaitable<response> handle_request(api_context* ctx, request_context* rc) {
   } catch (...) {
     failure = std::current_exception();
   }
-  if (rc->parked) {  // failed after parking: answered now, so the wait is given up
-    ctx->waiters->remove(rc->parked->task_id, rc->parked->waiter);
-    rc->parked.reset();
-  }
+  give_up_wait(ctx, rc);  // a failure after parking is answered now
   co_return exception_response(failure, rc->request_id);
-}
-
-awaitable<void> finish_wait(api_context* ctx, request_context* rc, response* res) {
-  parked_wait* p = rc->parked.get();
-  if (!p->waiter->woken) {  // the task may have been announced final while it was read
-    co_await runtime::sleep_for(&p->waiter->timer, p->seconds);
-  }
-  ctx->waiters->remove(p->task_id, p->waiter);
-  response answer;
-  std::exception_ptr failure;
-  try {
-    answer = co_await answer_parked(ctx, rc);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  if (failure) {
-    answer = exception_response(failure, rc->request_id);
-  }
-  for (const std::string_view header : {"RateLimit-Policy", "RateLimit"}) {
-    if (const auto it = res->find(header); it != res->end()) {
-      answer.set(header, it->value());
-    }
-  }
-  *res = std::move(answer);
-  rc->parked.reset();
 }
 
 }  // namespace gesso::api

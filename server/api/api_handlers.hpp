@@ -103,11 +103,8 @@ std::optional<response> refuse_before_body(const request& header, request_contex
 /// Answers one request. Never throws: every failure becomes a response (api_response.hpp). A query
 /// that waits for its task comes back with rc->parked set and a response that only carries its
 /// headers; the frontend then calls finish_wait, so that none of the handler's frames stay alive while
-/// it waits (docs/api.md#waiting: a waiting request holds its connection and a timer, little else).
+/// it waits (docs/api.md#waiting: a waiting request holds its connection and a timer, little else;
+/// server/api/parked_waits.hpp).
 boost::asio::awaitable<response> handle_request(api_context* ctx, request_context* rc);
-
-/// Waits out rc->parked (until its task is final or its time is up) and replaces `res` with the
-/// query's answer, keeping the headers the router put on it. Never throws.
-boost::asio::awaitable<void> finish_wait(api_context* ctx, request_context* rc, response* res);
 
 }  // namespace gesso::api

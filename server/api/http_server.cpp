@@ -3,6 +3,7 @@
 #include "core/ids.hpp"
 #include "server/api/api_response.hpp"
 #include "server/api/http_io.hpp"
+#include "server/api/parked_waits.hpp"
 #include "server/api/task_waiters.hpp"
 #include "server/runtime/asio_helpers.hpp"
 #include "server/runtime/health_server.hpp"

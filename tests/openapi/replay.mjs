@@ -200,7 +200,7 @@ async function requestOf(op, name, replay) {
     if (param.in === 'header') headers[param.name] = String(value);
   }
   if (taskId) path = path.replace('{task_id}', taskId);
-  if (path.includes('{object}') || (replay.task && op.path.includes('{object}'))) {
+  if (replay.task && op.path.includes('{object}')) {
     // A media example: the live task's own signed link stands for the example's object, expires and sig.
     const task = await send('GET', `/api/v1/tasks/${await taskFor(replay.task)}`, { key: keys.valid });
     const link = new URL(JSON.parse(task.bytes).data.image_url);
@@ -212,7 +212,8 @@ async function requestOf(op, name, replay) {
     if (kind === 'unknown') key = keys.valid.slice(0, -6) + 'ZZZZZZ';
     else if (kind !== 'none') key = keys[kind];
   }
-  const target = path + (query.size || [...query].length ? `?${query}` : '');
+  const search = query.toString();
+  const target = search ? `${path}?${search}` : path;
   return { method: op.method.toUpperCase(), target, key, headers, body: request.body, contentType: replay.content_type };
 }
 
